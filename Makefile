@@ -1,0 +1,44 @@
+# AVIA — two commands do everything on a fresh Debian machine:
+#   make run    install what is missing, migrate, load the catalogue and demo data, start
+#               Redis, a Celery worker and the web server
+#   make test   install what is missing, start what the tests need, run every test
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+
+.PHONY: run test deps system-deps python-deps lint format messages bench clean
+
+run: deps
+	@scripts/run.sh
+
+test: deps
+	@scripts/test.sh
+
+deps: system-deps python-deps
+
+system-deps:
+	@scripts/system-deps.sh
+
+python-deps: $(VENV)/.requirements-installed
+
+$(VENV)/.requirements-installed: requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+lint: python-deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: python-deps
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+messages: python-deps
+	$(PY) manage.py compilemessages --ignore=.venv -v 0
+
+bench: deps
+	$(PY) bench/score.py
+
+clean:
+	rm -rf var staticfiles db.sqlite3

@@ -1,0 +1,77 @@
+"""Forms validate input shape for the pages; services re-validate and save."""
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from accounts.roles import Role
+from accounts.validators import LOGO_MAX_BYTES, logo_content_type, validate_brand_colour
+
+
+class EmailAuthenticationForm(AuthenticationForm):
+    username = forms.EmailField(
+        label=_("Email address"),
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
+    )
+
+    def clean_username(self) -> str:
+        # Stored addresses are lower-case (see UserManager).
+        return self.cleaned_data["username"].strip().lower()
+
+
+class SwitchOrganizationForm(forms.Form):
+    organization_id = forms.IntegerField(widget=forms.HiddenInput)
+
+
+class ApiTokenCreateForm(forms.Form):
+    name = forms.CharField(
+        label=_("Name"),
+        max_length=100,
+        help_text=_("What the token is for, for example “procurement spreadsheet”."),
+    )
+
+
+class MemberAddForm(forms.Form):
+    email = forms.EmailField(label=_("Email address"), max_length=254)
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices, initial=Role.VIEWER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices)
+
+
+class BrandingForm(forms.Form):
+    report_display_name = forms.CharField(
+        label=_("Name shown on reports"),
+        max_length=200,
+        required=False,
+        help_text=_("Leave empty to use the organization's name."),
+    )
+    brand_colour = forms.CharField(
+        label=_("Brand colour"),
+        max_length=7,
+        required=False,
+        validators=[validate_brand_colour],
+        help_text=_("# followed by six hexadecimal digits, for example #1A5FB4."),
+        widget=forms.TextInput(attrs={"placeholder": "#1A5FB4", "pattern": "#[0-9A-Fa-f]{6}"}),
+    )
+    logo = forms.FileField(
+        label=_("Logo"),
+        required=False,
+        help_text=_("PNG or SVG, at most 1 MB."),
+        widget=forms.FileInput(attrs={"accept": "image/png,image/svg+xml"}),
+    )
+    remove_logo = forms.BooleanField(label=_("Remove the current logo"), required=False)
+
+    def clean_logo(self) -> bytes | None:
+        """The logo's bytes, checked by content rather than by name or declared type."""
+        upload = self.cleaned_data.get("logo")
+        if not upload:
+            return None
+        if upload.size > LOGO_MAX_BYTES:
+            raise ValidationError(_("The logo must be 1 MB or smaller."), code="logo_too_large")
+        data = upload.read()
+        logo_content_type(data)
+        return data

@@ -1,0 +1,212 @@
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.db import models
+from django.db.models.functions import Length, Lower
+from django.db.models.lookups import Exact, LessThanOrEqual
+from django.utils.translation import gettext_lazy as _
+
+from accounts.roles import Role
+from accounts.validators import (
+    BRAND_COLOUR_PATTERN,
+    LOGO_MAX_BYTES,
+    PNG_CONTENT_TYPE,
+    SVG_CONTENT_TYPE,
+    validate_brand_colour,
+)
+
+
+class UserManager(BaseUserManager["User"]):
+    """Users log in with their email address; there is no separate username."""
+
+    use_in_migrations = True
+
+    def _create_user(self, email: str, password: str | None, **extra: object) -> "User":
+        if not email:
+            raise ValueError("An email address is required.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email: str, password: str | None = None, **extra: object) -> "User":
+        extra.setdefault("is_staff", False)
+        extra.setdefault("is_superuser", False)
+        return self._create_user(email, password, **extra)
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: object) -> "User":
+        extra["is_staff"] = True
+        extra["is_superuser"] = True
+        return self._create_user(email, password, **extra)
+
+
+class User(AbstractUser):
+    username = None  # type: ignore[assignment]
+    email = models.EmailField(_("email address"), unique=True)
+    preferred_language = models.CharField(
+        _("preferred language"),
+        max_length=10,
+        choices=[("en", "English"), ("zh-hant", "繁體中文")],
+        default="en",
+    )
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    objects = UserManager()  # type: ignore[misc]
+
+    def __str__(self) -> str:
+        return self.get_full_name() or self.email
+
+
+class LogoContentType(models.TextChoices):
+    PNG = PNG_CONTENT_TYPE, "PNG"
+    SVG = SVG_CONTENT_TYPE, "SVG"
+
+
+class Organization(models.Model):
+    """A tenant: every assessment, vendor and report belongs to exactly one."""
+
+    name = models.CharField(_("name"), max_length=200, unique=True)
+    slug = models.SlugField(_("slug"), max_length=200, unique=True)
+    report_display_name = models.CharField(
+        _("name shown on reports"),
+        max_length=200,
+        blank=True,
+        help_text=_("Leave empty to use the organization's name."),
+    )
+    # Kept in the database rather than MEDIA_ROOT: it is small (at most 1 MB), private
+    # to the organization, and must travel with the row into PDF rendering.
+    logo = models.BinaryField(_("logo"), null=True, blank=True, editable=False)
+    logo_content_type = models.CharField(
+        _("logo content type"), max_length=20, choices=LogoContentType.choices, blank=True
+    )
+    brand_colour = models.CharField(
+        _("brand colour"), max_length=7, blank=True, validators=[validate_brand_colour]
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("organization")
+        verbose_name_plural = _("organizations")
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="accounts_organization_name_ci_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(name="") & ~models.Q(slug=""),
+                name="accounts_organization_name_slug_not_empty",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(brand_colour="")
+                | models.Q(brand_colour__regex=BRAND_COLOUR_PATTERN),
+                name="accounts_organization_brand_colour_hex",
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(logo__isnull=True) & models.Q(logo_content_type=""))
+                | (
+                    models.Q(logo__isnull=False)
+                    & models.Q(logo_content_type__in=LogoContentType.values)
+                ),
+                name="accounts_organization_logo_has_content_type",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(logo__isnull=True)
+                | LessThanOrEqual(Length("logo"), LOGO_MAX_BYTES),
+                name="accounts_organization_logo_max_size",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def display_name(self) -> str:
+        return self.report_display_name or self.name
+
+    @property
+    def has_logo(self) -> bool:
+        return bool(self.logo_content_type)
+
+
+class Membership(models.Model):
+    """A user's one role in one organization; consultants hold several memberships."""
+
+    user = models.ForeignKey(
+        User, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("user")
+    )
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        verbose_name=_("organization"),
+    )
+    role = models.CharField(_("role"), max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "organization"], name="accounts_membership_one_per_user_and_org"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="accounts_membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization} ({self.role})"
+
+
+# Tokens look like "avia_" + secrets.token_urlsafe(32); lists show the first 8 characters.
+TOKEN_KEY_PREFIX = "avia_"
+TOKEN_DISPLAY_PREFIX_LENGTH = 8
+
+
+class ApiToken(models.Model):
+    """A personal API token acting for one user within one organization.
+
+    Only the SHA-256 of the key is stored; the key is shown once, when it is created.
+    """
+
+    user = models.ForeignKey(
+        User, on_delete=models.CASCADE, related_name="api_tokens", verbose_name=_("user")
+    )
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="api_tokens",
+        verbose_name=_("organization"),
+    )
+    name = models.CharField(_("name"), max_length=100)
+    key_prefix = models.CharField(_("key prefix"), max_length=TOKEN_DISPLAY_PREFIX_LENGTH)
+    key_hash = models.CharField(_("key hash"), max_length=64, unique=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
+        indexes = [models.Index(fields=["user", "organization"], name="accounts_token_user_org")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(key_hash__regex=r"^[0-9a-f]{64}$"),
+                name="accounts_apitoken_key_hash_sha256_hex",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(key_prefix__startswith=TOKEN_KEY_PREFIX)
+                & Exact(Length("key_prefix"), TOKEN_DISPLAY_PREFIX_LENGTH),
+                name="accounts_apitoken_key_prefix_shape",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(name=""), name="accounts_apitoken_name_not_empty"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key_prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

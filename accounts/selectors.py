@@ -1,0 +1,51 @@
+"""Reads of organizations, memberships and API tokens. Writes live in services."""
+
+from django.db.models import QuerySet
+
+from accounts.models import ApiToken, Membership, Organization, User
+
+
+def memberships_for_user(*, user: User) -> QuerySet[Membership]:
+    """The organizations a user belongs to, with their role, by organization name."""
+    return (
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .defer("organization__logo")
+        .order_by("organization__name")
+    )
+
+
+def membership_for(*, user: User, organization: Organization) -> Membership | None:
+    return Membership.objects.filter(user=user, organization=organization).first()
+
+
+def members_of(*, organization: Organization) -> QuerySet[Membership]:
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("user__email")
+    )
+
+
+def organization_by_name(*, name: str) -> Organization | None:
+    """Names are unique regardless of case, so at most one organization matches."""
+    return Organization.objects.filter(name__iexact=name.strip()).defer("logo").first()
+
+
+def api_tokens_for(
+    *, user: User, organization: Organization, include_revoked: bool = False
+) -> QuerySet[ApiToken]:
+    """A user's own tokens in one organization, newest first."""
+    tokens = ApiToken.objects.filter(user=user, organization=organization)
+    if not include_revoked:
+        tokens = tokens.filter(revoked_at__isnull=True)
+    return tokens.order_by("-created_at", "-pk")
+
+
+def api_tokens_of_organization(*, organization: Organization) -> QuerySet[ApiToken]:
+    """Every member's active tokens in an organization, for its owners to review."""
+    return (
+        ApiToken.objects.filter(organization=organization, revoked_at__isnull=True)
+        .select_related("user")
+        .order_by("user__email", "-created_at", "-pk")
+    )

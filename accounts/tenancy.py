@@ -1,0 +1,116 @@
+"""Which organization a request acts in: the one place that decides.
+
+A request acts in exactly one organization: the token's when it was authenticated by
+an ApiToken, otherwise the one the user switched to in this session. Views and API
+endpoints ask here and pass the resulting ``OrgContext`` on; nothing is kept in
+thread-locals.
+"""
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
+
+from accounts.models import ApiToken, Membership, Organization, User
+from accounts.roles import Role, role_can
+
+SESSION_KEY = "current_org_id"
+
+
+@dataclass(frozen=True)
+class OrgContext:
+    user: User
+    organization: Organization
+    membership: Membership
+
+    @property
+    def role(self) -> str:
+        return self.membership.role
+
+    @property
+    def is_owner(self) -> bool:
+        return self.membership.role == Role.OWNER
+
+    def can(self, capability: str) -> bool:
+        return role_can(self.membership.role, capability)
+
+    def require(self, capability: str) -> None:
+        """Raise PermissionDenied (a 403) unless the member's role grants ``capability``."""
+        if not self.can(capability):
+            raise PermissionDenied
+
+
+def org_context_for_request(request: HttpRequest) -> OrgContext | None:
+    """The organization the request acts in, or None for anonymous users and non-members.
+
+    Works for Django requests and DRF requests alike (DRF sets ``request.auth`` to the
+    ApiToken that authenticated the request).
+    """
+    user = request.user
+    if not user.is_authenticated or not user.is_active:
+        return None
+    token = getattr(request, "auth", None)
+    if isinstance(token, ApiToken):
+        return _context(user=user, organization_id=token.organization_id)
+    session_org_id = request.session.get(SESSION_KEY)
+    if session_org_id is not None:
+        context = _context(user=user, organization_id=session_org_id)
+        if context is not None:
+            return context
+    # No choice made yet, or a stale one (the user left that organization).
+    first = (
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .defer("organization__logo")
+        .order_by("created_at", "pk")
+        .first()
+    )
+    return (
+        OrgContext(user=user, organization=first.organization, membership=first) if first else None
+    )
+
+
+def org_context_for(*, user: User, organization_slug: str) -> OrgContext:
+    """The user's context in the organization named by a URL; 404 unless a member.
+
+    Missing and forbidden organizations look the same, so slugs cannot be probed.
+    """
+    membership = (
+        Membership.objects.filter(user=user, organization__slug=organization_slug)
+        .select_related("organization")
+        .defer("organization__logo")
+        .first()
+    )
+    if membership is None or not user.is_active:
+        raise Http404
+    return OrgContext(user=user, organization=membership.organization, membership=membership)
+
+
+def switch_organization(*, request: HttpRequest, organization_id: int) -> OrgContext:
+    """Make ``organization_id`` the session's current organization; 404 unless a member."""
+    if isinstance(getattr(request, "auth", None), ApiToken):
+        # A token acts in the one organization it was created for.
+        raise PermissionDenied
+    context = _context(user=request.user, organization_id=organization_id)
+    if context is None:
+        raise Http404
+    request.session[SESSION_KEY] = context.organization.pk
+    return context
+
+
+def _context(*, user: User, organization_id: object) -> OrgContext | None:
+    if not user.is_authenticated or not user.is_active:
+        return None
+    try:
+        organization_id = int(organization_id)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+    membership = (
+        Membership.objects.filter(user=user, organization_id=organization_id)
+        .select_related("organization")
+        .defer("organization__logo")
+        .first()
+    )
+    if membership is None:
+        return None
+    return OrgContext(user=user, organization=membership.organization, membership=membership)

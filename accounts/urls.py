@@ -1,0 +1,33 @@
+from django.urls import path
+
+from accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("", views.organizations, name="organizations"),
+    path("switch/", views.switch, name="switch_organization"),
+    # Shortcuts to the current organization's pages, for navigation links.
+    path("current/<str:page>/", views.current_organization_page, name="current_page"),
+    path("orgs/<slug:organization_slug>/tokens/", views.tokens, name="tokens"),
+    path(
+        "orgs/<slug:organization_slug>/tokens/<int:token_id>/revoke/",
+        views.token_revoke,
+        name="token_revoke",
+    ),
+    path("orgs/<slug:organization_slug>/members/", views.members, name="members"),
+    path(
+        "orgs/<slug:organization_slug>/members/<int:membership_id>/role/",
+        views.member_change_role,
+        name="member_change_role",
+    ),
+    path(
+        "orgs/<slug:organization_slug>/members/<int:membership_id>/remove/",
+        views.member_remove,
+        name="member_remove",
+    ),
+    path("orgs/<slug:organization_slug>/branding/", views.branding, name="branding"),
+    path("orgs/<slug:organization_slug>/logo/", views.logo, name="logo"),
+]

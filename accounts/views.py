@@ -1,0 +1,371 @@
+"""Account pages: sign-in, organization switching, API tokens, members and branding.
+
+Every organization page resolves the organization through accounts.tenancy (404 for
+non-members) and checks a capability (403), then fetches objects only within it.
+"""
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.forms import Form
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.forms import (
+    ApiTokenCreateForm,
+    BrandingForm,
+    EmailAuthenticationForm,
+    MemberAddForm,
+    MemberRoleForm,
+    SwitchOrganizationForm,
+)
+from accounts.models import Organization
+from accounts.roles import Capability, Role, role_can
+from accounts.selectors import (
+    api_tokens_for,
+    api_tokens_of_organization,
+    members_of,
+    memberships_for_user,
+)
+from accounts.services import (
+    api_token_create,
+    api_token_revoke,
+    membership_add,
+    membership_change_role,
+    membership_remove,
+    organization_update_branding,
+)
+from accounts.tenancy import (
+    OrgContext,
+    org_context_for,
+    org_context_for_request,
+    switch_organization,
+)
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "accounts/login.html"
+    authentication_form = EmailAuthenticationForm
+    redirect_authenticated_user = True
+
+
+class LogoutView(auth_views.LogoutView):
+    next_page = reverse_lazy("accounts:login")
+
+
+@login_required
+def organizations(request: HttpRequest) -> HttpResponse:
+    current = org_context_for_request(request)
+    return render(
+        request,
+        "accounts/organizations.html",
+        {
+            "rows": [
+                {
+                    "membership": membership,
+                    "can_manage_members": role_can(membership.role, Capability.MANAGE_MEMBERS),
+                    "can_manage_branding": role_can(membership.role, Capability.MANAGE_BRANDING),
+                }
+                for membership in memberships_for_user(user=request.user)
+            ],
+            "current_organization_id": current.organization.pk if current else None,
+        },
+    )
+
+
+@login_required
+@require_POST
+def switch(request: HttpRequest) -> HttpResponse:
+    form = SwitchOrganizationForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest()
+    context = switch_organization(
+        request=request, organization_id=form.cleaned_data["organization_id"]
+    )
+    messages.success(
+        request,
+        _("You are now working in %(organization)s.") % {"organization": context.organization},
+    )
+    next_url = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(next_url)
+    return redirect("accounts:organizations")
+
+
+_CURRENT_ORGANIZATION_PAGES = {"tokens", "members", "branding"}
+
+
+@login_required
+def current_organization_page(request: HttpRequest, page: str) -> HttpResponse:
+    """Stable links (/accounts/tokens/ …) to a page of whichever organization is current."""
+    if page not in _CURRENT_ORGANIZATION_PAGES:
+        raise Http404
+    context = org_context_for_request(request)
+    if context is None:
+        return redirect("accounts:organizations")
+    return redirect(f"accounts:{page}", organization_slug=context.organization.slug)
+
+
+# API tokens ----------------------------------------------------------------------------
+
+
+@login_required
+def tokens(request: HttpRequest, organization_slug: str) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_TOKENS)
+    form = ApiTokenCreateForm(_posted(request))
+    new_key = None
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                _token, new_key = api_token_create(
+                    user=request.user,
+                    organization=context.organization,
+                    name=form.cleaned_data["name"],
+                )
+            except ValidationError as error:
+                _add_service_errors(form, error)
+            else:
+                form = ApiTokenCreateForm()
+        if new_key is None:
+            status = 400
+    response = render(
+        request,
+        "accounts/tokens.html",
+        {
+            **_page_context(context),
+            "form": form,
+            "new_key": new_key,
+            "tokens": api_tokens_for(user=request.user, organization=context.organization),
+            "organization_tokens": (
+                api_tokens_of_organization(organization=context.organization)
+                if context.can(Capability.MANAGE_MEMBERS)
+                else None
+            ),
+        },
+        status=status,
+    )
+    if new_key:
+        # The key is shown once: keep it out of every cache.
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, organization_slug: str, token_id: int) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_TOKENS)
+    # Members see (and so may revoke) their own tokens; owners every member's.
+    if context.can(Capability.MANAGE_MEMBERS):
+        visible = api_tokens_of_organization(organization=context.organization)
+    else:
+        visible = api_tokens_for(user=request.user, organization=context.organization)
+    token = get_object_or_404(visible, pk=token_id)
+    api_token_revoke(token=token, actor=request.user)
+    messages.success(request, _("The token %(name)s was revoked.") % {"name": token.name})
+    return redirect("accounts:tokens", organization_slug=context.organization.slug)
+
+
+# Members -------------------------------------------------------------------------------
+
+
+@login_required
+def members(request: HttpRequest, organization_slug: str) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_MEMBERS)
+    form = MemberAddForm(_posted(request))
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                membership = membership_add(
+                    organization=context.organization,
+                    email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                    actor=request.user,
+                )
+            except ValidationError as error:
+                _add_service_errors(form, error)
+            else:
+                messages.success(
+                    request,
+                    _("%(email)s was added as %(role)s.")
+                    % {"email": membership.user.email, "role": Role(membership.role).label},
+                )
+                return redirect("accounts:members", organization_slug=context.organization.slug)
+        return _render_members(request, context, add_form=form, status=400)
+    return _render_members(request, context, add_form=form)
+
+
+@login_required
+@require_POST
+def member_change_role(
+    request: HttpRequest, organization_slug: str, membership_id: int
+) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_MEMBERS)
+    membership = get_object_or_404(members_of(organization=context.organization), pk=membership_id)
+    form = MemberRoleForm(request.POST)
+    if form.is_valid():
+        try:
+            membership_change_role(
+                membership=membership, role=form.cleaned_data["role"], actor=request.user
+            )
+        except ValidationError as error:
+            _add_service_errors(form, error)
+        else:
+            messages.success(
+                request,
+                _("%(email)s is now %(role)s.")
+                % {"email": membership.user.email, "role": Role(form.cleaned_data["role"]).label},
+            )
+            return _after_member_change(request, context)
+    return _render_members(request, context, page_errors=_all_errors(form), status=400)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, organization_slug: str, membership_id: int) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_MEMBERS)
+    membership = get_object_or_404(members_of(organization=context.organization), pk=membership_id)
+    try:
+        membership_remove(membership=membership, actor=request.user)
+    except ValidationError as error:
+        return _render_members(request, context, page_errors=error.messages, status=400)
+    messages.success(
+        request,
+        _("%(email)s was removed from %(organization)s.")
+        % {"email": membership.user.email, "organization": context.organization},
+    )
+    return _after_member_change(request, context)
+
+
+def _after_member_change(request: HttpRequest, context: OrgContext) -> HttpResponse:
+    # An owner who demoted or removed themselves can no longer see the members page.
+    try:
+        fresh = org_context_for(user=request.user, organization_slug=context.organization.slug)
+    except Http404:
+        return redirect("accounts:organizations")
+    if not fresh.can(Capability.MANAGE_MEMBERS):
+        return redirect("accounts:organizations")
+    return redirect("accounts:members", organization_slug=context.organization.slug)
+
+
+def _render_members(
+    request: HttpRequest,
+    context: OrgContext,
+    *,
+    add_form: MemberAddForm | None = None,
+    page_errors: list[str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    return render(
+        request,
+        "accounts/members.html",
+        {
+            **_page_context(context),
+            "members": members_of(organization=context.organization),
+            "add_form": add_form or MemberAddForm(),
+            "role_choices": Role.choices,
+            "page_errors": page_errors or [],
+        },
+        status=status,
+    )
+
+
+# Branding ------------------------------------------------------------------------------
+
+
+@login_required
+def branding(request: HttpRequest, organization_slug: str) -> HttpResponse:
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.MANAGE_BRANDING)
+    organization = context.organization
+    form = BrandingForm(
+        _posted(request),
+        request.FILES if request.method == "POST" else None,
+        initial={
+            "report_display_name": organization.report_display_name,
+            "brand_colour": organization.brand_colour,
+        },
+    )
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                organization_update_branding(
+                    organization=organization,
+                    actor=request.user,
+                    report_display_name=form.cleaned_data["report_display_name"],
+                    brand_colour=form.cleaned_data["brand_colour"],
+                    logo=form.cleaned_data["logo"],
+                    remove_logo=form.cleaned_data["remove_logo"],
+                )
+            except ValidationError as error:
+                _add_service_errors(form, error)
+            else:
+                messages.success(request, _("The branding was saved."))
+                return redirect("accounts:branding", organization_slug=organization.slug)
+        status = 400
+    return render(
+        request, "accounts/branding.html", {**_page_context(context), "form": form}, status=status
+    )
+
+
+@login_required
+def logo(request: HttpRequest, organization_slug: str) -> HttpResponse:
+    """The organization's logo, for its members only."""
+    context = org_context_for(user=request.user, organization_slug=organization_slug)
+    context.require(Capability.VIEW)
+    organization = (
+        Organization.objects.filter(pk=context.organization.pk)
+        .only("logo", "logo_content_type")
+        .get()
+    )
+    if not organization.has_logo:
+        raise Http404
+    response = HttpResponse(bytes(organization.logo), content_type=organization.logo_content_type)
+    response["X-Content-Type-Options"] = "nosniff"
+    # An SVG opened directly must not run anything, even if validation missed something.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    response["Cache-Control"] = "private, max-age=300"
+    return response
+
+
+# Helpers -------------------------------------------------------------------------------
+
+
+def _posted(request: HttpRequest) -> QueryDict | None:
+    """The POST data to bind a form to, or None on GET (an empty POST is still a POST)."""
+    return request.POST if request.method == "POST" else None
+
+
+def _page_context(context: OrgContext) -> dict[str, object]:
+    return {
+        "org_context": context,
+        "organization": context.organization,
+        "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
+        "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
+    }
+
+
+def _add_service_errors(form: Form, error: ValidationError) -> None:
+    """Attach a service's ValidationError to the form fields it names, or to the form."""
+    if hasattr(error, "error_dict"):
+        for field, errors in error.error_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, error)
+
+
+def _all_errors(form: Form) -> list[str]:
+    return [message for messages_ in form.errors.values() for message in messages_]

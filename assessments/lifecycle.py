@@ -1,0 +1,51 @@
+"""The assessment lifecycle, in one place.
+
+    draft → sent (vendor invited) → submitted → scored → approved | rejected
+                                               scored → changes_requested → submitted
+    submitted → scoring_failed (scoring could not finish; answers are kept) → submitted (retry)
+
+Every status change goes through `transition()`; an event that is not allowed from the current
+status raises `IllegalTransition` instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from .models import AssessmentStatus as S
+
+
+class IllegalTransition(Exception):
+    def __init__(self, event: str, status: str) -> None:
+        self.event, self.status = event, status
+        super().__init__(
+            _("“%(event)s” is not possible while the assessment is %(status)s.")
+            % {"event": event.replace("_", " "), "status": S(status).label}
+        )
+
+
+TRANSITIONS: dict[str, dict[str, str]] = {
+    # event: {from status: to status}
+    "invite": {S.DRAFT: S.SENT, S.SENT: S.SENT, S.CHANGES_REQUESTED: S.CHANGES_REQUESTED},
+    "submit": {S.DRAFT: S.SUBMITTED, S.SENT: S.SUBMITTED, S.CHANGES_REQUESTED: S.SUBMITTED},
+    "scoring_succeeded": {S.SUBMITTED: S.SCORED, S.SCORING_FAILED: S.SCORED},
+    "scoring_failed": {S.SUBMITTED: S.SCORING_FAILED, S.SCORING_FAILED: S.SCORING_FAILED},
+    "rescore": {S.SCORED: S.SUBMITTED, S.SCORING_FAILED: S.SUBMITTED},
+    "approve": {S.SCORED: S.APPROVED},
+    "reject": {S.SCORED: S.REJECTED},
+    "request_changes": {S.SCORED: S.CHANGES_REQUESTED},
+}
+
+# Statuses in which answers may still change (by the assessor, or the vendor through a link).
+EDITABLE_STATUSES = frozenset({S.DRAFT, S.SENT, S.CHANGES_REQUESTED})
+
+
+def next_status(event: str, status: str) -> str:
+    try:
+        return TRANSITIONS[event][status]
+    except KeyError:
+        raise IllegalTransition(event, status) from None
+
+
+def allowed_events(status: str) -> list[str]:
+    return [event for event, moves in TRANSITIONS.items() if status in moves]

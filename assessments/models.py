@@ -1,0 +1,354 @@
+"""Vendors, assessments and everything attached to one: answers and their history, evidence
+files, vendor links, scoring runs with their findings, reviews and the audit trail.
+
+Every row of tenant data carries its organization (directly or through its assessment); reads
+go through `assessments.selectors`, which always take the organization.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import Organization
+from questionnaires.models import QuestionnaireVersion
+from scoring.models import Ruleset
+
+
+class Vendor(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="vendors")
+    name = models.CharField(_("name"), max_length=200)
+    website = models.URLField(_("website"), blank=True)
+    contact_name = models.CharField(_("contact name"), max_length=200, blank=True)
+    contact_email = models.EmailField(_("contact email"), blank=True)
+    notes = models.TextField(_("notes"), blank=True, max_length=4000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"], name="unique_vendor_name_per_org"
+            )
+        ]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AssessmentStatus(models.TextChoices):
+    DRAFT = "draft", _("Draft")
+    SENT = "sent", _("Sent to vendor")
+    SUBMITTED = "submitted", _("Submitted")
+    SCORED = "scored", _("Scored")
+    SCORING_FAILED = "scoring_failed", _("Scoring failed")
+    CHANGES_REQUESTED = "changes_requested", _("Changes requested")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+
+
+class RiskTier(models.TextChoices):
+    CRITICAL = "critical", _("Critical")
+    HIGH = "high", _("High")
+    MEDIUM = "medium", _("Medium")
+    LOW = "low", _("Low")
+
+
+class Assessment(models.Model):
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="assessments"
+    )
+    vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="assessments")
+    questionnaire = models.ForeignKey(
+        QuestionnaireVersion, on_delete=models.PROTECT, related_name="assessments"
+    )
+    status = models.CharField(
+        _("status"), max_length=20, choices=AssessmentStatus.choices, default=AssessmentStatus.DRAFT
+    )
+    due_date = models.DateField(_("due date"), null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", null=True
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # The newest finished run, kept on the row so lists need no extra query per assessment.
+    latest_run = models.ForeignKey(
+        "ScoringRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    risk_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    risk_tier = models.CharField(max_length=10, choices=RiskTier.choices, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} — {self.questionnaire.key}"
+
+    @property
+    def is_overdue(self) -> bool:
+        open_statuses = {
+            AssessmentStatus.DRAFT,
+            AssessmentStatus.SENT,
+            AssessmentStatus.CHANGES_REQUESTED,
+        }
+        return bool(
+            self.due_date and self.status in open_statuses and self.due_date < timezone.localdate()
+        )
+
+
+class Channel(models.TextChoices):
+    """How a change reached AVIA (for the history and the audit trail)."""
+
+    WEB = "web", _("Web")
+    API = "api", _("API")
+    VENDOR_LINK = "vendor_link", _("Vendor link")
+    SYSTEM = "system", _("System")
+
+
+class Answer(models.Model):
+    """The current answer to one question; its history is in `AnswerRevision`."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="answers")
+    question_code = models.CharField(max_length=20)
+    value = models.JSONField(null=True)
+    comment = models.TextField(blank=True, max_length=4000)
+    # Re-opened by a reviewer's "request changes": the vendor may edit these again.
+    reopened = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "question_code"], name="unique_answer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_code} = {self.value!r}"
+
+
+class AnswerRevision(models.Model):
+    """Who changed which answer when — append-only."""
+
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="answer_revisions"
+    )
+    question_code = models.CharField(max_length=20)
+    value = models.JSONField(null=True)
+    comment = models.TextField(blank=True)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    vendor_link = models.ForeignKey(
+        "VendorLink", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    channel = models.CharField(max_length=20, choices=Channel.choices)
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.question_code} @ {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class EvidenceFile(models.Model):
+    """A file a vendor or assessor attached to a file question. Stored privately (outside any
+    public media URL) and served only through permission-checked views."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="evidence")
+    question_code = models.CharField(max_length=20)
+    original_name = models.CharField(max_length=255)
+    storage_name = models.CharField(max_length=255, unique=True)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    content_type = models.CharField(max_length=100)
+    parsed = models.BooleanField(default=False)
+    parse_result = models.JSONField(default=dict)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    channel = models.CharField(max_length=20, choices=Channel.choices)
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["uploaded_at", "id"]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+
+class VendorLink(models.Model):
+    """A private link that lets a vendor contact answer one assessment without an account.
+
+    Only the SHA-256 of the token is stored; the token itself is shown once, in the email.
+    """
+
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="vendor_links"
+    )
+    contact_email = models.EmailField()
+    contact_name = models.CharField(max_length=200, blank=True)
+    language = models.CharField(max_length=10, default="en")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"link for {self.contact_email}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None and self.expires_at > timezone.now()
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+
+
+class ScoringRun(models.Model):
+    """One scoring of an assessment's answers by one ruleset version. Runs are never deleted or
+    rewritten once succeeded: a rescore is a new run, and every past run stays viewable."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="runs")
+    ruleset = models.ForeignKey(Ruleset, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    as_of = models.DateField()
+    answers_snapshot = models.JSONField(default=dict)
+    evidence_snapshot = models.JSONField(default=dict)
+    risk_score = models.PositiveSmallIntegerField(null=True)
+    risk_tier = models.CharField(max_length=10, choices=RiskTier.choices, blank=True)
+    sections = models.JSONField(default=dict)
+    duration_ms = models.PositiveIntegerField(null=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of assessment {self.assessment_id} ({self.status})"
+
+
+class Finding(models.Model):
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="findings")
+    rule_id = models.CharField(max_length=60)
+    severity = models.CharField(max_length=10, choices=RiskTier.choices)
+    points = models.PositiveSmallIntegerField()
+    section = models.CharField(max_length=20)
+    position = models.PositiveSmallIntegerField()
+    evidence = models.JSONField(default=list)
+    references = models.JSONField(default=list)
+
+    class Meta:
+        # A redelivered task cannot duplicate findings: the database refuses a second row.
+        constraints = [
+            models.UniqueConstraint(fields=["run", "rule_id"], name="unique_finding_per_run")
+        ]
+        ordering = ["run", "position"]
+
+    def __str__(self) -> str:
+        return self.rule_id
+
+
+class ReviewDecision(models.TextChoices):
+    APPROVED = "approved", _("Approved")
+    APPROVED_WITH_CONDITIONS = "approved_with_conditions", _("Approved with conditions")
+    REJECTED = "rejected", _("Rejected")
+    CHANGES_REQUESTED = "changes_requested", _("Changes requested")
+
+
+class Review(models.Model):
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="reviews")
+    run = models.ForeignKey(ScoringRun, on_delete=models.PROTECT, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decision = models.CharField(max_length=30, choices=ReviewDecision.choices)
+    conditions = models.TextField(blank=True, max_length=4000)
+    message = models.TextField(blank=True, max_length=4000)
+    reopened_codes = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.decision} by {self.reviewer_id}"
+
+
+class RiskDecisionKind(models.TextChoices):
+    ACCEPTANCE = "acceptance", _("Risk acceptance")
+    MITIGATION = "mitigation", _("Mitigation")
+
+
+class RiskDecision(models.Model):
+    """A risk acceptance or mitigation recorded against a finding's rule. It is shown beside the
+    finding and never hides it."""
+
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, related_name="risk_decisions"
+    )
+    rule_id = models.CharField(max_length=60)
+    kind = models.CharField(max_length=20, choices=RiskDecisionKind.choices)
+    justification = models.TextField(max_length=4000)
+    owner = models.CharField(max_length=200)
+    expires_on = models.DateField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.rule_id}"
+
+
+class AuditEvent(models.Model):
+    """Append-only record of who did what. Written only by `assessments.audit.audit_record`."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="audit_events"
+    )
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.CASCADE, null=True, blank=True, related_name="audit_events"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    actor_label = models.CharField(max_length=255)
+    channel = models.CharField(max_length=20, choices=Channel.choices)
+    action = models.CharField(max_length=50)
+    detail = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor_label}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise ValueError("audit events are append-only")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

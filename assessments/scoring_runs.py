@@ -1,0 +1,135 @@
+"""Carrying out a queued scoring run — what the Celery task calls.
+
+Idempotent: the run row is locked, a run that already succeeded is left alone, and findings
+are replaced inside the same transaction (and unique per run and rule), so a redelivered task
+never duplicates findings.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from functools import lru_cache
+
+from django.db import transaction
+from django.utils import timezone
+
+from scoring.engine import CompiledRuleset
+from scoring.evidence import LogParseResult, parse_startup_log
+
+from .audit import audit_record
+from .lifecycle import next_status
+from .models import Assessment, Channel, Finding, RunStatus, ScoringRun
+from .services import answer_values
+from .storage import evidence_storage
+
+logger = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=16)
+def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
+    """Compiled once per worker process and ruleset version (content hashes key the cache)."""
+    from scoring.models import Ruleset
+
+    ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
+    return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
+
+
+def _evidence_results(assessment: Assessment) -> dict[str, list[LogParseResult]]:
+    storage = evidence_storage()
+    results: dict[str, list[LogParseResult]] = {}
+    for evidence in assessment.evidence.all():
+        with storage.open(evidence.storage_name, "rb") as handle:
+            result = parse_startup_log(handle, source_name=evidence.original_name)
+        results.setdefault(evidence.question_code, []).append(result)
+    return results
+
+
+def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
+    """Score the run's assessment. Returns None when the run no longer exists."""
+    started = time.perf_counter()
+    with transaction.atomic():
+        run = (
+            ScoringRun.objects.select_for_update()
+            .select_related("ruleset__questionnaire", "assessment__questionnaire")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None:
+            return None
+        if run.status == RunStatus.SUCCEEDED:
+            return run  # a redelivered message: the work is done
+        assessment = Assessment.objects.select_for_update().get(pk=run.assessment_id)
+        run.attempts += 1
+        engine = _compiled(
+            run.ruleset_id, run.ruleset.content_hash, run.ruleset.questionnaire.content_hash
+        )
+        values = answer_values(assessment)
+        evidence = _evidence_results(assessment)
+        result = engine.score(values, as_of=run.as_of, evidence=evidence)
+        run.findings.all().delete()
+        Finding.objects.bulk_create(
+            Finding(
+                run=run,
+                rule_id=f.rule_id,
+                severity=f.severity,
+                points=f.points,
+                section=f.section,
+                position=position,
+                evidence=list(f.evidence),
+                references=list(f.references),
+            )
+            for position, f in enumerate(result.findings)
+        )
+        result_dict = result.to_dict()
+        run.answers_snapshot = {
+            k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()
+        }
+        run.evidence_snapshot = result_dict["evidence"]
+        run.sections = result_dict["sections"]
+        run.risk_score, run.risk_tier = result.risk_score, result.risk_tier
+        run.status, run.error = RunStatus.SUCCEEDED, ""
+        run.finished_at = timezone.now()
+        run.duration_ms = int((time.perf_counter() - started) * 1000)
+        run.save()
+        assessment.status = next_status("scoring_succeeded", assessment.status)
+        assessment.latest_run = run
+        assessment.risk_score, assessment.risk_tier = run.risk_score, run.risk_tier
+        assessment.save(
+            update_fields=["status", "latest_run", "risk_score", "risk_tier", "updated_at"]
+        )
+        audit_record(
+            organization=assessment.organization,
+            assessment=assessment,
+            action="scoring.succeeded",
+            channel=Channel.SYSTEM,
+            detail={
+                "run": run.pk,
+                "ruleset": run.ruleset.key,
+                "risk_score": run.risk_score,
+                "risk_tier": run.risk_tier,
+                "findings": len(result.findings),
+            },
+        )
+    return run
+
+
+def scoring_run_fail(*, run_id: int, error: str) -> None:
+    """Record a run that cannot finish; the assessment keeps its answers, in `scoring_failed`."""
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status == RunStatus.SUCCEEDED:
+            return
+        run.status, run.error, run.finished_at = RunStatus.FAILED, error[:2000], timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        assessment = Assessment.objects.select_for_update().get(pk=run.assessment_id)
+        assessment.status = next_status("scoring_failed", assessment.status)
+        assessment.save(update_fields=["status", "updated_at"])
+        audit_record(
+            organization=assessment.organization,
+            assessment=assessment,
+            action="scoring.failed",
+            channel=Channel.SYSTEM,
+            detail={"run": run.pk, "error": error[:500]},
+        )
+    logger.error("scoring run %s failed: %s", run_id, error)

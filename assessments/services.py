@@ -1,0 +1,807 @@
+"""Writes for assessments: every change to tenant data in this app goes through here.
+
+Keyword-only, typed, atomic; validation happens before anything is saved, and a request with
+any error saves nothing. Scoring is queued with `delay_on_commit`, never from inside an open
+transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from accounts.models import Organization, User
+from questionnaires.spec import QuestionnaireSpec
+from questionnaires.validation import (
+    AnswerValidationError,
+    missing_required,
+    validate_answers,
+)
+from scoring.models import Ruleset
+
+from . import lifecycle
+from .audit import audit_record
+from .models import (
+    Answer,
+    AnswerRevision,
+    Assessment,
+    AssessmentStatus,
+    Channel,
+    EvidenceFile,
+    Review,
+    ReviewDecision,
+    RiskDecision,
+    ScoringRun,
+    Vendor,
+    VendorLink,
+)
+from .sniffing import sniff_content_type
+from .storage import evidence_storage
+
+
+class ServiceError(Exception):
+    """A request that cannot be carried out; `errors` maps a field (or question code) to
+    messages. The API answers 400 `{"errors": ...}`, the web pages show them inline."""
+
+    status_code = 400
+
+    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
+        self.errors = {key: [str(m) for m in messages] for key, messages in errors.items()}
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
+
+
+class ConflictError(ServiceError):
+    """The request is valid but the assessment's status does not allow it (HTTP 409)."""
+
+    status_code = 409
+
+
+def _transition(assessment: Assessment, event: str) -> None:
+    try:
+        assessment.status = lifecycle.next_status(event, assessment.status)
+    except lifecycle.IllegalTransition as exc:
+        raise ConflictError({"status": [str(exc)]}) from exc
+
+
+# -- vendors -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def vendor_create(
+    *, organization: Organization, actor: User, channel: str, **fields: Any
+) -> Vendor:
+    vendor = Vendor(organization=organization, **fields)
+    _full_clean(vendor)
+    vendor.save()
+    audit_record(
+        organization=organization,
+        action="vendor.created",
+        actor=actor,
+        channel=channel,
+        detail={"vendor": vendor.name},
+    )
+    return vendor
+
+
+@transaction.atomic
+def vendor_update(*, vendor: Vendor, actor: User, channel: str, **fields: Any) -> Vendor:
+    for name, value in fields.items():
+        setattr(vendor, name, value)
+    _full_clean(vendor)
+    vendor.save()
+    audit_record(
+        organization=vendor.organization,
+        action="vendor.updated",
+        actor=actor,
+        channel=channel,
+        detail={"vendor": vendor.name, "fields": sorted(fields)},
+    )
+    return vendor
+
+
+def _full_clean(instance: Any) -> None:
+    from django.core.exceptions import ValidationError
+
+    try:
+        instance.full_clean(exclude=["organization"])
+    except ValidationError as exc:
+        raise ServiceError(exc.message_dict) from exc
+    model = type(instance)
+    if model is Vendor and (
+        Vendor.objects.filter(organization=instance.organization, name=instance.name)
+        .exclude(pk=instance.pk)
+        .exists()
+    ):
+        raise ServiceError({"name": [_("A vendor with this name already exists.")]})
+
+
+# -- assessments ---------------------------------------------------------------------------
+
+
+def buyer_section_codes(questionnaire: QuestionnaireSpec) -> set[str]:
+    return {s.code for s in questionnaire.sections if s.answered_by == "buyer"}
+
+
+def vendor_question_codes(questionnaire: QuestionnaireSpec) -> set[str]:
+    return {q.code for s in questionnaire.sections if s.vendor_facing for q in s.questions}
+
+
+@transaction.atomic
+def assessment_create(
+    *,
+    organization: Organization,
+    vendor: Vendor,
+    questionnaire_key: str,
+    actor: User,
+    channel: str,
+    due_date: dt.date | None = None,
+    answers: Mapping[str, Any] | None = None,
+) -> Assessment:
+    from questionnaires.models import QuestionnaireVersion
+
+    slug, _sep, version = questionnaire_key.partition("@")
+    questionnaire = QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
+    errors: dict[str, list[Any]] = {}
+    if questionnaire is None:
+        errors["questionnaire"] = [
+            _("Unknown questionnaire “%(key)s”.") % {"key": questionnaire_key}
+        ]
+    if vendor.organization_id != organization.pk:
+        errors["vendor"] = [_("Unknown vendor.")]
+    clean = None
+    if questionnaire is not None:
+        try:
+            clean = validate_answers(questionnaire.spec, answers or {})
+        except AnswerValidationError as exc:
+            errors.update(exc.as_text_dict())
+    if errors:
+        raise ServiceError(errors)
+    assessment = Assessment.objects.create(
+        organization=organization,
+        vendor=vendor,
+        questionnaire=questionnaire,
+        due_date=due_date,
+        created_by=actor,
+    )
+    audit_record(
+        organization=organization,
+        assessment=assessment,
+        action="assessment.created",
+        actor=actor,
+        channel=channel,
+        detail={"vendor": vendor.name, "questionnaire": questionnaire_key},
+    )
+    if clean and (clean.values or clean.comments):
+        _store_answers(
+            assessment, clean.values, clean.comments, actor=actor, vendor_link=None, channel=channel
+        )
+    return assessment
+
+
+@transaction.atomic
+def assessment_update(
+    *, assessment: Assessment, actor: User, channel: str, due_date: dt.date | None
+) -> Assessment:
+    assessment.due_date = due_date
+    assessment.save(update_fields=["due_date", "updated_at"])
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="assessment.updated",
+        actor=actor,
+        channel=channel,
+        detail={"due_date": due_date.isoformat() if due_date else None},
+    )
+    return assessment
+
+
+def answer_values(assessment: Assessment) -> dict[str, Any]:
+    """Current answers as validated Python values (dates as `date`)."""
+    spec = assessment.questionnaire.spec
+    values: dict[str, Any] = {}
+    for answer in assessment.answers.all():
+        question = spec.questions.get(answer.question_code)
+        if question is None or answer.value is None:
+            continue
+        values[answer.question_code] = (
+            dt.date.fromisoformat(answer.value) if question.type == "date" else answer.value
+        )
+    return values
+
+
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
+    """Codes the caller may change now (None = all)."""
+    spec = assessment.questionnaire.spec
+    if vendor_link is None:
+        return None
+    codes = vendor_question_codes(spec)
+    if assessment.status == AssessmentStatus.CHANGES_REQUESTED:
+        codes &= set(
+            assessment.answers.filter(reopened=True).values_list("question_code", flat=True)
+        )
+        reopened_blank = set(
+            assessment.reviews.filter(decision=ReviewDecision.CHANGES_REQUESTED)
+            .values_list("reopened_codes", flat=True)
+            .first()
+            or []
+        )
+        codes |= reopened_blank & vendor_question_codes(spec)
+    return codes
+
+
+@transaction.atomic
+def answers_save(
+    *,
+    assessment: Assessment,
+    answers: Mapping[str, Any] | None,
+    comments: Mapping[str, Any] | None = None,
+    actor: User | None = None,
+    vendor_link: VendorLink | None = None,
+    channel: str,
+) -> dict[str, Any]:
+    """Save some answers (all or nothing). Returns the stored JSON values of what changed."""
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    if assessment.status not in lifecycle.EDITABLE_STATUSES:
+        raise ConflictError(
+            {
+                "status": [
+                    _("Answers cannot change while the assessment is %(status)s.")
+                    % {"status": AssessmentStatus(assessment.status).label}
+                ]
+            }
+        )
+    spec = assessment.questionnaire.spec
+    clean = validate_answers(
+        spec, answers, comments, allowed_codes=_editable_codes(assessment, vendor_link)
+    )
+    return _store_answers(
+        assessment,
+        clean.values,
+        clean.comments,
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+
+
+def _store_answers(
+    assessment: Assessment,
+    values: Mapping[str, Any],
+    comments: Mapping[str, str],
+    *,
+    actor: User | None,
+    vendor_link: VendorLink | None,
+    channel: str,
+) -> dict[str, Any]:
+    existing = {a.question_code: a for a in assessment.answers.all()}
+    changed: dict[str, Any] = {}
+    for code in sorted(set(values) | set(comments)):
+        answer = existing.get(code) or Answer(assessment=assessment, question_code=code)
+        new_value = _json_value(values[code]) if code in values else answer.value
+        new_comment = comments.get(code, answer.comment)
+        if answer.pk and answer.value == new_value and answer.comment == new_comment:
+            continue
+        answer.value, answer.comment = new_value, new_comment
+        answer.save()
+        AnswerRevision.objects.create(
+            assessment=assessment,
+            question_code=code,
+            value=new_value,
+            comment=new_comment,
+            changed_by=actor,
+            vendor_link=vendor_link,
+            channel=channel,
+        )
+        changed[code] = new_value
+    if changed:
+        assessment.save(update_fields=["updated_at"])
+        audit_record(
+            organization=assessment.organization,
+            assessment=assessment,
+            action="answers.saved",
+            actor=actor,
+            vendor_link=vendor_link,
+            channel=channel,
+            detail={"codes": sorted(changed)},
+        )
+    return changed
+
+
+# -- evidence ------------------------------------------------------------------------------
+
+ACCEPTED_EVIDENCE_TYPES = {
+    "text/plain",
+    "application/gzip",
+    "application/pdf",
+    "image/png",
+    "image/jpeg",
+    "application/json",
+}
+
+
+@transaction.atomic
+def evidence_add(
+    *,
+    assessment: Assessment,
+    question_code: str,
+    upload: UploadedFile,
+    actor: User | None = None,
+    vendor_link: VendorLink | None = None,
+    channel: str,
+) -> EvidenceFile:
+    """Store an evidence file privately and parse it. A file the parser cannot read is kept
+    and marked "not parsed"; only files of a refused type or over the size limit are refused."""
+    from scoring.evidence import parse_startup_log
+
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    spec = assessment.questionnaire.spec
+    question = spec.questions.get(question_code or "")
+    errors: dict[str, list[Any]] = {}
+    if question is None or question.type != "file":
+        errors[question_code or "question"] = [_("This question does not take evidence files.")]
+    else:
+        allowed = _editable_codes(assessment, vendor_link)
+        if allowed is not None and question_code not in allowed:
+            errors[question_code] = [_("This question cannot be answered here.")]
+    if assessment.status not in lifecycle.EDITABLE_STATUSES:
+        errors.setdefault("status", []).append(
+            _("Evidence cannot be added while the assessment is %(status)s.")
+            % {"status": AssessmentStatus(assessment.status).label}
+        )
+    limit = settings.EVIDENCE_MAX_BYTES
+    if upload.size is not None and upload.size > limit:
+        errors.setdefault(question_code or "file", []).append(
+            _("The file is %(size)s MB; the limit is %(limit)s MB.")
+            % {"size": round(upload.size / 1_048_576, 1), "limit": limit // 1_048_576}
+        )
+    if upload.size == 0:
+        errors.setdefault(question_code or "file", []).append(_("The file is empty."))
+    if errors:
+        raise ServiceError(errors)
+    head = upload.read(8192)
+    upload.seek(0)
+    content_type = sniff_content_type(head)
+    if content_type not in ACCEPTED_EVIDENCE_TYPES:
+        raise ServiceError(
+            {
+                question_code: [
+                    _(
+                        "Files of this type (%(type)s) are not accepted as evidence; upload a "
+                        "text log, a gzip-compressed log, a PDF or an image."
+                    )
+                    % {"type": content_type}
+                ]
+            }
+        )
+    storage = evidence_storage()
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    storage_name = storage.save(f"{assessment.organization_id}/{uuid.uuid4().hex}", upload)
+    original_name = (upload.name or "evidence").rsplit("/", 1)[-1][:255]
+    with storage.open(storage_name, "rb") as stored:
+        result = parse_startup_log(stored, source_name=original_name, max_bytes=limit)
+    evidence = EvidenceFile.objects.create(
+        assessment=assessment,
+        question_code=question_code,
+        original_name=original_name,
+        storage_name=storage_name,
+        size=storage.size(storage_name),
+        sha256=digest.hexdigest(),
+        content_type=content_type,
+        parsed=result.parsed,
+        parse_result=result.to_dict(),
+        uploaded_by=actor,
+        channel=channel,
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="evidence.uploaded",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        detail={
+            "question": question_code,
+            "file": original_name,
+            "parsed": result.parsed,
+            "sha256": evidence.sha256,
+        },
+    )
+    return evidence
+
+
+@transaction.atomic
+def evidence_remove(
+    *, evidence: EvidenceFile, actor: User | None, vendor_link: VendorLink | None, channel: str
+) -> None:
+    assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
+    if assessment.status not in lifecycle.EDITABLE_STATUSES:
+        raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
+    name, storage_name = evidence.original_name, evidence.storage_name
+    evidence.delete()
+    transaction.on_commit(lambda: evidence_storage().delete(storage_name))
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="evidence.removed",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        detail={"file": name},
+    )
+
+
+# -- vendor links --------------------------------------------------------------------------
+
+
+def vendor_link_token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def vendor_link_issue(
+    *,
+    assessment: Assessment,
+    contact_email: str,
+    actor: User,
+    channel: str,
+    contact_name: str = "",
+    language: str = "en",
+    days: int | None = None,
+) -> tuple[VendorLink, str]:
+    """Invite a vendor contact: a new private link (the token is returned once and emailed),
+    replacing any earlier active link to the same address."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    errors: dict[str, list[Any]] = {}
+    try:
+        validate_email(contact_email)
+    except ValidationError:
+        errors["contact_email"] = [_("Enter a valid email address.")]
+    if language not in dict(settings.LANGUAGES):
+        errors["language"] = [_("Choose English or Traditional Chinese.")]
+    spec = assessment.questionnaire.spec
+    missing_use = missing_required(
+        spec, answer_values(assessment), sections=buyer_section_codes(spec)
+    )
+    if missing_use:
+        errors["answers"] = [
+            _("Answer the buyer's questions (%(codes)s) before inviting the vendor.")
+            % {"codes": ", ".join(missing_use)}
+        ]
+    if errors:
+        raise ServiceError(errors)
+    _transition(assessment, "invite")
+    assessment.save(update_fields=["status", "updated_at"])
+    now = timezone.now()
+    assessment.vendor_links.filter(
+        contact_email__iexact=contact_email, revoked_at__isnull=True
+    ).update(revoked_at=now)
+    token = secrets.token_urlsafe(32)  # 256 bits
+    link = VendorLink.objects.create(
+        assessment=assessment,
+        contact_email=contact_email,
+        contact_name=contact_name,
+        language=language,
+        token_hash=vendor_link_token_hash(token),
+        created_by=actor,
+        expires_at=now + dt.timedelta(days=days or settings.VENDOR_LINK_DAYS),
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="vendor_link.issued",
+        actor=actor,
+        channel=channel,
+        detail={"contact": contact_email, "expires_at": link.expires_at.isoformat()},
+    )
+    url = f"{settings.SITE_URL.rstrip('/')}/v/{token}/"
+    transaction.on_commit(lambda: _send_invitation(link, url))
+    return link, token
+
+
+def _send_invitation(link: VendorLink, url: str) -> None:
+    assessment = link.assessment
+    context = {
+        "link": link,
+        "url": url,
+        "assessment": assessment,
+        "organization": assessment.organization,
+    }
+    with translation.override(link.language):
+        subject = _("%(organization)s asks you to complete an AI vendor isolation assessment") % {
+            "organization": assessment.organization.report_display_name
+            or assessment.organization.name
+        }
+        body = render_to_string("emails/vendor_invitation.txt", context)
+    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [link.contact_email])
+
+
+@transaction.atomic
+def vendor_link_revoke(*, link: VendorLink, actor: User, channel: str) -> VendorLink:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+        audit_record(
+            organization=link.assessment.organization,
+            assessment=link.assessment,
+            action="vendor_link.revoked",
+            actor=actor,
+            channel=channel,
+            detail={"contact": link.contact_email},
+        )
+    return link
+
+
+def vendor_link_resolve(*, token: str) -> VendorLink | None:
+    """The active link for a token, or None (unknown, revoked and expired look the same)."""
+    if not token or len(token) > 200:
+        return None
+    link = (
+        VendorLink.objects.filter(
+            token_hash=vendor_link_token_hash(token),
+            revoked_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        )
+        .select_related(
+            "assessment__organization", "assessment__questionnaire", "assessment__vendor"
+        )
+        .first()
+    )
+    if link is not None and (
+        link.last_used_at is None or timezone.now() - link.last_used_at > dt.timedelta(minutes=1)
+    ):
+        VendorLink.objects.filter(pk=link.pk).update(last_used_at=timezone.now())
+    return link
+
+
+# -- submission and scoring ----------------------------------------------------------------
+
+
+@transaction.atomic
+def assessment_submit(
+    *,
+    assessment: Assessment,
+    channel: str,
+    actor: User | None = None,
+    vendor_link: VendorLink | None = None,
+) -> ScoringRun:
+    """Submit the answers and queue a scoring run. A vendor link checks the vendor's sections;
+    a member checks every section."""
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    spec = assessment.questionnaire.spec
+    sections = None if vendor_link is None else {s.code for s in spec.sections if s.vendor_facing}
+    evidence_codes = set(assessment.evidence.values_list("question_code", flat=True))
+    missing = missing_required(
+        spec, answer_values(assessment), sections=sections, evidence_codes=evidence_codes
+    )
+    if missing:
+        raise ServiceError({code: [_("This question is required.")] for code in missing})
+    _transition(assessment, "submit")
+    assessment.submitted_at = timezone.now()
+    assessment.save(update_fields=["status", "submitted_at", "updated_at"])
+    assessment.answers.filter(reopened=True).update(reopened=False)
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="assessment.submitted",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+    return _queue_run(assessment, requested_by=actor)
+
+
+@transaction.atomic
+def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> ScoringRun:
+    """Score again with the newest ruleset; earlier runs stay as they were."""
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    _transition(assessment, "rescore")
+    assessment.save(update_fields=["status", "updated_at"])
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="assessment.rescore_requested",
+        actor=actor,
+        channel=channel,
+    )
+    return _queue_run(assessment, requested_by=actor)
+
+
+def newest_ruleset_for(assessment: Assessment) -> Ruleset:
+    from scoring.registry import _version_order
+
+    rulesets = list(Ruleset.objects.filter(questionnaire=assessment.questionnaire))
+    if not rulesets:
+        raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
+    return max(rulesets, key=lambda r: _version_order(r.version))
+
+
+def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
+    from scoring.tasks import score_assessment_run
+
+    run = ScoringRun.objects.create(
+        assessment=assessment,
+        ruleset=newest_ruleset_for(assessment),
+        # Date rules (e.g. "pentest more than 365 days before submission") read the submission date.
+        as_of=timezone.localdate(assessment.submitted_at)
+        if assessment.submitted_at
+        else timezone.localdate(),
+        requested_by=requested_by,
+    )
+    score_assessment_run.delay_on_commit(run.pk)
+    return run
+
+
+# -- review --------------------------------------------------------------------------------
+
+
+def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
+    """Four eyes: a reviewer may not decide on an assessment they created, submitted or edited."""
+    if assessment.created_by_id == reviewer.pk:
+        return True
+    if assessment.answer_revisions.filter(changed_by=reviewer).exists():
+        return True
+    return assessment.audit_events.filter(actor=reviewer, action="assessment.submitted").exists()
+
+
+@transaction.atomic
+def review_record(
+    *,
+    assessment: Assessment,
+    reviewer: User,
+    decision: str,
+    channel: str,
+    conditions: str = "",
+    message: str = "",
+    reopen_codes: list[str] | None = None,
+) -> Review:
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    errors: dict[str, list[Any]] = {}
+    if decision not in ReviewDecision.values:
+        errors["decision"] = [
+            _("Choose approve, approve with conditions, reject or request changes.")
+        ]
+    if decision == ReviewDecision.APPROVED_WITH_CONDITIONS and not conditions.strip():
+        errors["conditions"] = [_("State the conditions of the approval.")]
+    spec = assessment.questionnaire.spec
+    reopen = list(dict.fromkeys(reopen_codes or []))
+    if decision == ReviewDecision.CHANGES_REQUESTED:
+        vendor_codes = vendor_question_codes(spec)
+        unknown = [code for code in reopen if code not in vendor_codes]
+        if not reopen:
+            errors["reopen_codes"] = [_("Choose the questions the vendor should answer again.")]
+        elif unknown:
+            errors["reopen_codes"] = [
+                _("Not vendor questions: %(codes)s.") % {"codes": ", ".join(unknown)}
+            ]
+        if not message.strip():
+            errors["message"] = [_("Tell the vendor what to change.")]
+    if reviewer_conflict(assessment=assessment, reviewer=reviewer):
+        errors["reviewer"] = [
+            _(
+                "You created, edited or submitted this assessment: another reviewer must decide (four-eyes rule)."
+            )
+        ]
+    if assessment.latest_run is None:
+        errors.setdefault("status", []).append(_("The assessment has not been scored yet."))
+    if errors:
+        raise ServiceError(errors)
+    event = {
+        ReviewDecision.APPROVED: "approve",
+        ReviewDecision.APPROVED_WITH_CONDITIONS: "approve",
+        ReviewDecision.REJECTED: "reject",
+        ReviewDecision.CHANGES_REQUESTED: "request_changes",
+    }[decision]
+    _transition(assessment, event)
+    assessment.save(update_fields=["status", "updated_at"])
+    review = Review.objects.create(
+        assessment=assessment,
+        run=assessment.latest_run,
+        reviewer=reviewer,
+        decision=decision,
+        conditions=conditions.strip(),
+        message=message.strip(),
+        reopened_codes=reopen,
+    )
+    if reopen:
+        for code in reopen:
+            Answer.objects.update_or_create(
+                assessment=assessment, question_code=code, defaults={"reopened": True}
+            )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action=f"review.{decision}",
+        actor=reviewer,
+        channel=channel,
+        detail={"conditions": review.conditions, "reopened": reopen},
+    )
+    return review
+
+
+@transaction.atomic
+def risk_decision_record(
+    *,
+    assessment: Assessment,
+    rule_id: str,
+    kind: str,
+    justification: str,
+    owner: str,
+    expires_on: dt.date | None,
+    actor: User,
+    channel: str,
+) -> RiskDecision:
+    errors: dict[str, list[Any]] = {}
+    run = assessment.latest_run
+    if run is None or not run.findings.filter(rule_id=rule_id).exists():
+        errors["rule_id"] = [_("This rule has no finding in the latest scoring run.")]
+    if not justification.strip():
+        errors["justification"] = [_("Give the justification.")]
+    if not owner.strip():
+        errors["owner"] = [_("Name the owner of this decision.")]
+    if expires_on is None:
+        errors["expires_on"] = [_("Give an expiry date.")]
+    elif expires_on <= timezone.localdate():
+        errors["expires_on"] = [_("The expiry date must be in the future.")]
+    if errors:
+        raise ServiceError(errors)
+    decision = RiskDecision.objects.create(
+        assessment=assessment,
+        rule_id=rule_id,
+        kind=kind,
+        justification=justification.strip(),
+        owner=owner.strip(),
+        expires_on=expires_on,
+        created_by=actor,
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action=f"risk_decision.{kind}",
+        actor=actor,
+        channel=channel,
+        detail={
+            "rule": rule_id,
+            "owner": decision.owner,
+            "expires_on": expires_on.isoformat() if expires_on else None,
+        },
+    )
+    return decision
+
+
+__all__ = [
+    "Channel",
+    "ConflictError",
+    "ServiceError",
+    "answers_save",
+    "assessment_create",
+    "assessment_rescore",
+    "assessment_submit",
+    "evidence_add",
+    "review_record",
+    "vendor_create",
+    "vendor_link_issue",
+    "vendor_link_resolve",
+    "vendor_link_revoke",
+]

@@ -1,0 +1,228 @@
+"""What every REST endpoint shares: the organization endpoint base and the one exception handler.
+
+Every error leaves the API in one shape, `{"errors": {field_or_code: [messages]}}`, with the
+status that fits it: domain errors of the services (400 or 409), invalid input (400), missing
+or foreign objects (404), missing capabilities (403), missing credentials (401).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext, org_context_for_request
+from assessments.lifecycle import IllegalTransition
+from assessments.services import ServiceError
+from questionnaires.validation import AnswerValidationError
+
+# -- errors --------------------------------------------------------------------------------
+
+
+class DomainError(exceptions.APIException):
+    """A service's refusal (`ServiceError`, `ConflictError`), carried through DRF unchanged."""
+
+    def __init__(self, errors: Mapping[str, list[str]], status_code: int) -> None:
+        super().__init__(detail=dict(errors))
+        self.status_code = status_code
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """The REST_FRAMEWORK["EXCEPTION_HANDLER"]: every error as `{"errors": {key: [messages]}}`.
+
+    Returns None for anything unexpected, so that Django answers 500 and logs the traceback.
+    """
+    api_exception = _as_api_exception(exc)
+    if api_exception is None:
+        return None
+    # DRF's own handler adds WWW-Authenticate and Retry-After and rolls back an atomic request.
+    response = drf_exception_handler(api_exception, context)
+    if response is None:
+        return None
+    response.data = {"errors": error_dict(api_exception)}
+    return response
+
+
+def _as_api_exception(exc: Exception) -> exceptions.APIException | None:
+    if isinstance(exc, exceptions.APIException):
+        return exc
+    if isinstance(exc, ServiceError):
+        return DomainError(exc.errors, exc.status_code)
+    if isinstance(exc, AnswerValidationError):
+        return exceptions.ValidationError(exc.as_text_dict())
+    if isinstance(exc, IllegalTransition):
+        return DomainError({"status": [str(exc)]}, 409)
+    if isinstance(exc, DjangoValidationError):
+        return exceptions.ValidationError(as_serializer_error(exc))
+    if isinstance(exc, Http404):
+        # Not Http404's own text ("No Assessment matches the given query."): a missing and a
+        # foreign object must look the same.
+        return exceptions.NotFound()
+    if isinstance(exc, DjangoPermissionDenied):
+        return exceptions.PermissionDenied(*exc.args)
+    return None
+
+
+def error_dict(exc: exceptions.APIException) -> dict[str, list[str]]:
+    """`exc.detail` as a flat `{key: [messages]}`.
+
+    Field errors keep their field (or question code) as key; nested errors are joined with dots
+    (`reopen_codes.0`); an error that belongs to no field is keyed by its DRF code
+    (`not_found`, `parse_error`...), or `non_field_errors` for validation errors.
+    """
+    detail = exc.detail
+    if isinstance(detail, Mapping):
+        flat: dict[str, list[str]] = {}
+        _flatten(detail, "", flat)
+        return flat
+    if isinstance(exc, exceptions.ValidationError):
+        key = api_settings.NON_FIELD_ERRORS_KEY
+    else:
+        key = str(getattr(detail, "code", None) or exc.default_code)
+    messages = detail if isinstance(detail, list) else [detail]
+    return {key: [str(message) for message in messages]}
+
+
+def _flatten(detail: object, prefix: str, into: dict[str, list[str]]) -> None:
+    if isinstance(detail, Mapping):
+        for key, value in detail.items():
+            _flatten(value, f"{prefix}.{key}" if prefix else str(key), into)
+    elif isinstance(detail, list) and any(isinstance(item, Mapping | list) for item in detail):
+        for index, item in enumerate(detail):
+            _flatten(item, f"{prefix}.{index}" if prefix else str(index), into)
+    elif isinstance(detail, list):
+        into.setdefault(prefix or api_settings.NON_FIELD_ERRORS_KEY, []).extend(
+            str(message) for message in detail
+        )
+    elif detail:  # an empty dict or list marks a valid item of a list: nothing to report
+        into.setdefault(prefix or api_settings.NON_FIELD_ERRORS_KEY, []).append(str(detail))
+
+
+class ErrorsSerializer(serializers.Serializer):
+    """The body of every error response (for the OpenAPI schema)."""
+
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Messages by field, question code or error code "
+        "(e.g. `non_field_errors`, `not_found`, `permission_denied`).",
+    )
+
+
+def error_responses(*status_codes: int) -> dict[int, type[serializers.Serializer]]:
+    """`extend_schema(responses=...)` entries documenting error statuses."""
+    return dict.fromkeys(status_codes, ErrorsSerializer)
+
+
+# -- input ---------------------------------------------------------------------------------
+
+
+class InputSerializer(serializers.Serializer):
+    """Validates a request body's shape and types; the services validate the meaning.
+
+    Unknown keys are refused rather than ignored, so that a typo (`"answer"` for `"answers"`)
+    is a 400 instead of a silent no-op.
+    """
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                raise exceptions.ValidationError(dict.fromkeys(unknown, [_("Unknown field.")]))
+        return super().to_internal_value(data)
+
+
+# -- the organization endpoint base --------------------------------------------------------
+
+CapabilityRule = str | tuple[str, ...]
+_HANDLED_METHODS = ("get", "post", "put", "patch", "delete")
+
+
+class OrganizationAPIView(GenericAPIView):
+    """Base of every endpoint that acts in an organization (Sentry's organization endpoint).
+
+    After DRF's authentication, the request's organization is resolved once, the capability
+    that `required_capability` names for the HTTP method is checked (a tuple: any one of
+    them), and the `OrgContext` reaches the handler as the keyword argument `org`::
+
+        class VendorList(OrganizationAPIView):
+            required_capability = {"GET": Capability.VIEW, "POST": Capability.EDIT_ASSESSMENT}
+
+            def get(self, request, org): ...
+
+    Objects are always looked up through the selectors with `org.organization`, so another
+    organization's object is a 404.
+    """
+
+    required_capability: ClassVar[Mapping[str, CapabilityRule]] = {}
+    # JSON bodies only (the evidence upload takes multipart): anything else is a 415.
+    parser_classes: ClassVar[list[type]] = [JSONParser]
+    # Lists that filter opt in (the list of assessments); the others take no query filters.
+    filter_backends: ClassVar[list[type]] = []
+    # DRF's OPTIONS metadata would build serializers outside the organization; not offered.
+    metadata_class = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method in _HANDLED_METHODS:
+            if hasattr(cls, method) and method.upper() not in cls.required_capability:
+                raise ImproperlyConfigured(
+                    f"{cls.__name__}.required_capability names no capability for {method.upper()}"
+                )
+        for rule in cls.required_capability.values():
+            for capability in (rule,) if isinstance(rule, str) else rule:
+                if capability not in Capability.values:
+                    raise ImproperlyConfigured(f"{cls.__name__}: unknown capability {capability!r}")
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # authentication, IsAuthenticated, throttling
+        org = org_context_for_request(request)
+        if org is None:
+            raise exceptions.PermissionDenied(
+                {"organization": [_("You are not a member of any organization.")]}
+            )
+        self._check_capability(org, request.method or "GET")
+        self.org = org
+        # DRF calls the handler with this very dict (`handler(request, *args, **kwargs)` after
+        # `self.kwargs = kwargs`), so the context arrives as an argument, like a URL parameter.
+        self.kwargs["org"] = org
+
+    def _check_capability(self, org: OrgContext, method: str) -> None:
+        method = "GET" if method == "HEAD" else method
+        rule = self.required_capability.get(method)
+        if rule is None:
+            return  # no handler for this method: DRF answers 405
+        capabilities = (rule,) if isinstance(rule, str) else rule
+        if not any(org.can(capability) for capability in capabilities):
+            raise exceptions.PermissionDenied(
+                _("Your role in this organization does not allow this.")
+            )
+
+
+@extend_schema(exclude=True)
+class ApiNotFound(APIView):
+    """Any other address under /api/: a JSON 404 rather than Django's HTML page."""
+
+    authentication_classes: ClassVar[list[type]] = []
+    permission_classes = (AllowAny,)
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise exceptions.NotFound()
+
+    post = put = patch = delete = get

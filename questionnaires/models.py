@@ -1,0 +1,104 @@
+"""Published questionnaire versions, mirrored from the YAML catalogue for browsing and keys.
+
+The stored `content` is the parsed YAML itself; `spec()` rebuilds the immutable
+`QuestionnaireSpec` from it, so an assessment is always validated against exactly the version it
+was created with, whatever the files in the repository say later.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .spec import ANSWER_TYPES, AUDIENCES, QuestionnaireSpec, parse_questionnaire
+
+
+class QuestionnaireVersion(models.Model):
+    slug = models.SlugField(max_length=100)
+    version = models.CharField(max_length=20)
+    title_en = models.CharField(max_length=200)
+    title_zh_hant = models.CharField(max_length=200)
+    content = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    published_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="unique_questionnaire_version")
+        ]
+        ordering = ["slug", "version"]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        return f"{self.slug}@{self.version}"
+
+    @cached_property
+    def spec(self) -> QuestionnaireSpec:
+        return parse_questionnaire(self.content, source=self.key)
+
+
+class Section(models.Model):
+    questionnaire = models.ForeignKey(
+        QuestionnaireVersion, on_delete=models.CASCADE, related_name="sections"
+    )
+    code = models.CharField(max_length=20)
+    position = models.PositiveIntegerField()
+    answered_by = models.CharField(max_length=10, choices=[(a, a) for a in AUDIENCES])
+    title_en = models.CharField(max_length=200)
+    title_zh_hant = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["questionnaire", "code"], name="unique_section_code")
+        ]
+        ordering = ["questionnaire", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.questionnaire.key} {self.code}"
+
+
+class Question(models.Model):
+    questionnaire = models.ForeignKey(
+        QuestionnaireVersion, on_delete=models.CASCADE, related_name="questions"
+    )
+    section = models.ForeignKey(Section, on_delete=models.CASCADE, related_name="questions")
+    code = models.CharField(max_length=20)
+    position = models.PositiveIntegerField()
+    answer_type = models.CharField(_("type"), max_length=20, choices=[(t, t) for t in ANSWER_TYPES])
+    required = models.BooleanField(default=False)
+    show_if = models.TextField(blank=True)
+    unit = models.CharField(max_length=20, blank=True)
+    text_en = models.TextField()
+    text_zh_hant = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["questionnaire", "code"], name="unique_question_code")
+        ]
+        ordering = ["questionnaire", "position"]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Option(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="options")
+    code = models.CharField(max_length=50)
+    position = models.PositiveIntegerField()
+    exclusive = models.BooleanField(default=False)
+    label_en = models.CharField(max_length=200)
+    label_zh_hant = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["question", "code"], name="unique_option_code")
+        ]
+        ordering = ["question", "position"]
+
+    def __str__(self) -> str:
+        return self.code

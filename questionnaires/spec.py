@@ -1,0 +1,266 @@
+"""Questionnaires as plain, immutable data: read from the YAML catalogue, no ORM.
+
+Everything that validates or scores answers works on these objects, so the command line,
+the API, the web forms and the Celery workers all share one definition of a questionnaire.
+The database models in `questionnaires.models` mirror a published version for browsing and
+foreign keys; the content hash keeps both in step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LANGUAGES = ("en", "zh-hant")
+ANSWER_TYPES = ("yes_no", "choice", "multi_choice", "integer", "version", "date", "text", "file")
+YES_NO_CODES = ("yes", "no", "unknown")
+AUDIENCES = ("vendor", "buyer")
+CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
+
+
+class CatalogError(ValueError):
+    """A catalogue file is malformed. The message names the file and the offending entry."""
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text in every supported language."""
+
+    en: str
+    zh_hant: str
+
+    def get(self, language: str | None) -> str:
+        if language and language.lower().startswith("zh"):
+            return self.zh_hant or self.en
+        return self.en
+
+    def as_dict(self) -> dict[str, str]:
+        return {"en": self.en, "zh-hant": self.zh_hant}
+
+
+@dataclass(frozen=True)
+class Option:
+    code: str
+    label: Text
+    exclusive: bool = False
+
+
+@dataclass(frozen=True)
+class Question:
+    code: str
+    section: str
+    type: str
+    required: bool
+    text: Text
+    help: Text
+    options: tuple[Option, ...] = ()
+    unit: str | None = None
+    unit_label: Text | None = None
+    placeholder: Text | None = None
+    blank_means: Text | None = None
+    show_if: str | None = None
+
+    @property
+    def identifier(self) -> str:
+        """The name a CEL condition uses for this question (`PRF-05` → `PRF_05`)."""
+        return code_to_identifier(self.code)
+
+    @property
+    def option_codes(self) -> tuple[str, ...]:
+        if self.type == "yes_no":
+            return YES_NO_CODES
+        return tuple(option.code for option in self.options)
+
+
+@dataclass(frozen=True)
+class Section:
+    code: str
+    answered_by: str
+    title: Text
+    intro: Text
+    questions: tuple[Question, ...]
+
+    @property
+    def vendor_facing(self) -> bool:
+        return self.answered_by == "vendor"
+
+
+@dataclass(frozen=True)
+class QuestionnaireSpec:
+    slug: str
+    version: str
+    title: Text
+    description: Text
+    sections: tuple[Section, ...]
+    content_hash: str
+    questions: Mapping[str, Question] = field(repr=False, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """`slug@version`, as the API, the CLI and rulesets name a questionnaire."""
+        return f"{self.slug}@{self.version}"
+
+    def iter_questions(self) -> Iterator[Question]:
+        for section in self.sections:
+            yield from section.questions
+
+    def section(self, code: str) -> Section:
+        for section in self.sections:
+            if section.code == code:
+                return section
+        raise KeyError(code)
+
+
+def code_to_identifier(code: str) -> str:
+    return code.replace("-", "_")
+
+
+def content_hash(data: Any) -> str:
+    """A stable hash of parsed catalogue content (key order and YAML layout do not matter)."""
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError(f"{path.name}: cannot read YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path.name}: the top level must be a mapping")
+    # Through JSON and back: what is stored in the database is exactly what was hashed (YAML
+    # dates become ISO strings).
+    return json.loads(json.dumps(data, default=str, ensure_ascii=False))
+
+
+def parse_text(value: Any, where: str, *, optional: bool = False) -> Text | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, dict):
+        raise CatalogError(f"{where}: expected a mapping with 'en' and 'zh-hant'")
+    english, chinese = value.get("en"), value.get("zh-hant")
+    if not isinstance(english, str) or not english.strip():
+        raise CatalogError(f"{where}: the English text is missing")
+    if not isinstance(chinese, str) or not chinese.strip():
+        raise CatalogError(f"{where}: the Traditional Chinese text is missing")
+    return Text(en=english.strip(), zh_hant=chinese.strip())
+
+
+def _require_text(value: Any, where: str) -> Text:
+    text = parse_text(value, where)
+    assert text is not None
+    return text
+
+
+def parse_questionnaire(
+    data: Mapping[str, Any], *, source: str = "questionnaire"
+) -> QuestionnaireSpec:
+    """Build a questionnaire from parsed YAML, refusing anything the rest of AVIA cannot use."""
+    slug, version = data.get("slug"), data.get("version")
+    if not isinstance(slug, str) or not slug:
+        raise CatalogError(f"{source}: 'slug' is required")
+    if not isinstance(version, str | int) or str(version) == "":
+        raise CatalogError(f"{source}: 'version' is required (quote it, e.g. \"1\")")
+    units = data.get("units") or {}
+    sections: list[Section] = []
+    questions: dict[str, Question] = {}
+    for raw_section in data.get("sections") or []:
+        code = raw_section.get("code")
+        where = f"{source}: section {code}"
+        if not isinstance(code, str) or not code:
+            raise CatalogError(f"{source}: a section has no code")
+        if raw_section.get("answered_by") not in AUDIENCES:
+            raise CatalogError(f"{where}: 'answered_by' must be one of {', '.join(AUDIENCES)}")
+        section_questions = []
+        for raw_question in raw_section.get("questions") or []:
+            question = _parse_question(raw_question, code, units, source)
+            if question.code in questions:
+                raise CatalogError(f"{source}: question {question.code} appears twice")
+            questions[question.code] = question
+            section_questions.append(question)
+        sections.append(
+            Section(
+                code=code,
+                answered_by=raw_section["answered_by"],
+                title=_require_text(raw_section.get("title"), f"{where} title"),
+                intro=parse_text(raw_section.get("intro"), f"{where} intro", optional=True)
+                or Text("", ""),
+                questions=tuple(section_questions),
+            )
+        )
+    if not questions:
+        raise CatalogError(f"{source}: the questionnaire has no questions")
+    return QuestionnaireSpec(
+        slug=slug,
+        version=str(version),
+        title=_require_text(data.get("title"), f"{source} title"),
+        description=parse_text(data.get("description"), f"{source} description", optional=True)
+        or Text("", ""),
+        sections=tuple(sections),
+        content_hash=content_hash(data),
+        questions=questions,
+    )
+
+
+def _parse_question(
+    raw: Mapping[str, Any], section: str, units: Mapping[str, Any], source: str
+) -> Question:
+    code = raw.get("code")
+    if not isinstance(code, str) or not code:
+        raise CatalogError(f"{source}: a question in section {section} has no code")
+    where = f"{source}: question {code}"
+    answer_type = raw.get("type")
+    if answer_type not in ANSWER_TYPES:
+        raise CatalogError(f"{where}: unknown type {answer_type!r}")
+    options: list[Option] = []
+    for raw_option in raw.get("options") or []:
+        option_code = raw_option.get("code")
+        options.append(
+            Option(
+                code=str(option_code),
+                label=_require_text(raw_option.get("label"), f"{where} option {option_code}"),
+                exclusive=bool(raw_option.get("exclusive", False)),
+            )
+        )
+    if answer_type in ("choice", "multi_choice") and not options:
+        raise CatalogError(f"{where}: a {answer_type} question needs options")
+    if len({option.code for option in options}) != len(options):
+        raise CatalogError(f"{where}: option codes must be unique")
+    unit = raw.get("unit")
+    unit_label = None
+    if unit is not None:
+        if unit not in units:
+            raise CatalogError(f"{where}: unit {unit!r} is not defined under 'units'")
+        unit_label = parse_text(units[unit], f"{source}: unit {unit}")
+    show_if = raw.get("show_if")
+    if show_if is not None and (not isinstance(show_if, str) or not show_if.strip()):
+        raise CatalogError(f"{where}: 'show_if' must be a CEL expression")
+    return Question(
+        code=code,
+        section=section,
+        type=answer_type,
+        required=bool(raw.get("required", False)),
+        text=_require_text(raw.get("text"), f"{where} text"),
+        help=_require_text(raw.get("help"), f"{where} help"),
+        options=tuple(options),
+        unit=unit,
+        unit_label=unit_label,
+        placeholder=parse_text(raw.get("placeholder"), f"{where} placeholder", optional=True),
+        blank_means=parse_text(raw.get("blank_means"), f"{where} blank_means", optional=True),
+        show_if=show_if.strip() if isinstance(show_if, str) else None,
+    )
+
+
+def load_questionnaire_file(path: Path) -> QuestionnaireSpec:
+    return parse_questionnaire(read_yaml(path), source=path.name)
+
+
+def builtin_questionnaire_files() -> list[Path]:
+    return sorted(CATALOG_DIR.glob("*.yaml"))

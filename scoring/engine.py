@@ -1,0 +1,438 @@
+"""The pure scoring engine: validated answers and parsed evidence in, findings and score out.
+
+No ORM, no Celery, no clock: the caller passes `as_of`. A ruleset is compiled once
+(`CompiledRuleset`) into three CEL programs — question visibility, derived values, rules — that
+all run over one activation built once per answer set, because converting the answers into CEL
+values costs more than evaluating forty rules. Each rule keeps its own semantics: the compiler
+wraps it in a guard so that a blank or hidden answer it reads stops that rule alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import cel
+
+from questionnaires.conditions import (
+    FUNCTIONS,
+    Variable,
+    compile_expression,
+    date_to_cel,
+    identifiers_in_order,
+    is_version,
+    questionnaire_variables,
+    string_literals,
+    type_check,
+)
+from questionnaires.spec import CatalogError, QuestionnaireSpec, Text
+from questionnaires.validation import cel_values_for, visibility_for
+
+from .spec import SEVERITIES, RulesetSpec, RuleSpec
+
+if TYPE_CHECKING:
+    from scoring.evidence import LogParseResult
+
+LOG_VARIABLES = ("log_pool", "log_context")
+AS_OF = "as_of"
+TIERS = ("low", "medium", "high", "critical")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    severity: str
+    points: int
+    section: str
+    title: Text
+    references: tuple[str, ...]
+    evidence: tuple[str, ...]
+
+    def to_dict(self, language: str = "en") -> dict[str, Any]:
+        return {
+            "rule": self.rule_id,
+            "severity": self.severity,
+            "points": self.points,
+            "title": self.title.get(language),
+            "section": self.section,
+            "references": list(self.references),
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class SectionCoverage:
+    section: str
+    rules: int
+    fired: int
+
+    @property
+    def coverage(self) -> float:
+        """Share of the section's rules that did not fire (1.0 = nothing found)."""
+        return round((self.rules - self.fired) / self.rules, 4) if self.rules else 1.0
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    questionnaire: str
+    ruleset: str
+    risk_score: int
+    risk_tier: str
+    findings: tuple[Finding, ...]
+    sections: Mapping[str, SectionCoverage]
+    evidence: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    as_of: dt.date | None = None
+
+    @property
+    def fired_rule_ids(self) -> set[str]:
+        return {finding.rule_id for finding in self.findings}
+
+    def to_dict(self, language: str = "en") -> dict[str, Any]:
+        return {
+            "questionnaire": self.questionnaire,
+            "ruleset": self.ruleset,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+            "risk_score": self.risk_score,
+            "risk_tier": self.risk_tier,
+            "findings": [finding.to_dict(language) for finding in self.findings],
+            "sections": {
+                code: {"coverage": cov.coverage, "rules": cov.rules, "fired": cov.fired}
+                for code, cov in self.sections.items()
+            },
+            "evidence": {code: _evidence_entry(results) for code, results in self.evidence.items()},
+        }
+
+
+def _evidence_entry(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One question's evidence in the CLI/API shape: the smallest pool and largest context over
+    its files, plus every file's own parse result."""
+    parsed = [result for result in results if result.get("parsed")]
+    pools = [r for r in parsed if r.get("pool") is not None]
+    contexts = [r for r in parsed if r.get("context") is not None]
+    smallest = min(pools, key=lambda r: r["pool"]) if pools else None
+    largest = max(contexts, key=lambda r: r["context"]) if contexts else None
+    engines = sorted({r["engine"] for r in parsed if r.get("engine")})
+    lines = sorted({*(smallest or {}).get("lines", []), *(largest or {}).get("lines", [])})
+    return {
+        "parsed": bool(parsed),
+        "engine": engines[0] if len(engines) == 1 else ("mixed" if engines else None),
+        "pool": smallest["pool"] if smallest else None,
+        "context": largest["context"] if largest else None,
+        "lines": lines,
+        "files": results,
+    }
+
+
+def score_points(severities: Sequence[str], points: Mapping[str, int]) -> int:
+    """`risk_score` = min(100, sum of points of the fired rules)."""
+    return min(100, sum(points[severity] for severity in severities))
+
+
+def risk_tier(severities: Sequence[str], score: int) -> str:
+    """`critical` if any critical rule fired; else `high` if any high rule fired or the score is
+    at least 30; else `medium` if the score is at least 10; else `low`."""
+    if "critical" in severities:
+        return "critical"
+    if "high" in severities or score >= 30:
+        return "high"
+    if score >= 10:
+        return "medium"
+    return "low"
+
+
+@dataclass(frozen=True)
+class _CompiledRule:
+    spec: RuleSpec
+    section: str
+    reads: tuple[str, ...]  # variable names in source order
+    answer_codes: tuple[str, ...]  # question codes shown as the finding's evidence
+    derived_reads: tuple[str, ...]  # derived values shown as the finding's evidence
+    reads_logs: bool
+
+
+class CompiledRuleset:
+    """A ruleset checked against its questionnaire and compiled into CEL programs."""
+
+    def __init__(self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec) -> None:
+        if ruleset.questionnaire != questionnaire.key:
+            raise CatalogError(
+                f"{ruleset.key}: written for {ruleset.questionnaire}, not {questionnaire.key}"
+            )
+        self.ruleset = ruleset
+        self.questionnaire = questionnaire
+        self.visibility = visibility_for(questionnaire)
+        variables = questionnaire_variables(questionnaire)
+        self._question_by_identifier = {
+            q.identifier: q for q in questionnaire.iter_questions() if q.type != "file"
+        }
+        self._evidence_section = next(
+            (q.section for q in questionnaire.iter_questions() if q.type == "file"),
+            questionnaire.sections[0].code,
+        )
+        self._derived_names, self._derived_program, derived_reads = self._compile_derived(variables)
+        for name in self._derived_names:
+            variables[name] = Variable(name, (0, 1_048_576))
+        for name in LOG_VARIABLES:
+            variables[name] = Variable(name, (0, 1_048_576))
+        variables[AS_OF] = Variable(AS_OF, (date_to_cel(dt.date(2026, 12, 1)),))
+        self._derived_reads = derived_reads
+        self.rules = tuple(self._compile_rule(rule, variables) for rule in ruleset.rules)
+        guarded = [self._guarded_source(rule) for rule in self.rules]
+        self._rules_program = compile_expression(
+            "[" + ", ".join(guarded) + "]", f"{ruleset.key}: rules"
+        )
+        self._section_totals: dict[str, int] = {}
+        for rule in self.rules:
+            self._section_totals[rule.section] = self._section_totals.get(rule.section, 0) + 1
+
+    # -- compilation -------------------------------------------------------------------------
+
+    def _compile_derived(
+        self, variables: Mapping[str, Variable]
+    ) -> tuple[list[str], cel.Program | None, dict[str, list[str]]]:
+        derived = dict(self.ruleset.derived)
+        reads: dict[str, list[str]] = {}
+        for name, expression in derived.items():
+            where = f"{self.ruleset.key}: derived value {name}"
+            if name in variables or name in LOG_VARIABLES or name == AS_OF:
+                raise CatalogError(f"{where}: the name is already taken")
+            program = compile_expression(expression, where)
+            names = [n for n in program.variables() if n in variables]
+            unknown = set(program.variables()) - set(variables)
+            if unknown:
+                raise CatalogError(f"{where}: unknown name(s) {', '.join(sorted(unknown))}")
+            reads[name] = identifiers_in_order(expression, names)
+            self._check_derived_types(program, expression, variables, names, where)
+        if not derived:
+            return [], None, reads
+        source = "[" + ", ".join(f"({expression})" for expression in derived.values()) + "]"
+        program = compile_expression(source, f"{self.ruleset.key}: derived values")
+        return list(derived), program, reads
+
+    @staticmethod
+    def _check_derived_types(
+        program: cel.Program,
+        expression: str,
+        variables: Mapping[str, Variable],
+        names: list[str],
+        where: str,
+    ) -> None:
+        import itertools
+
+        choices = [list(variables[name].samples) + [None] for name in names]
+        for combination in itertools.islice(itertools.product(*choices), 2000):
+            try:
+                value = program.execute(
+                    cel.Context(dict(zip(names, combination, strict=True)), FUNCTIONS)
+                )
+            except Exception as exc:  # the CEL runtime raises several exception types
+                raise CatalogError(f"{where}: type error in {expression!r}: {exc}") from exc
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise CatalogError(f"{where}: must give an integer or null")
+
+    def _compile_rule(self, rule: RuleSpec, variables: Mapping[str, Variable]) -> _CompiledRule:
+        where = f"{self.ruleset.key}: rule {rule.id}"
+        program = compile_expression(rule.when, where)
+        blank_ok = set()
+        for code in rule.fires_when_blank:
+            question = self.questionnaire.questions.get(code)
+            if question is None:
+                raise CatalogError(f"{where}: fires_when_blank names unknown question {code}")
+            blank_ok.add(question.identifier)
+        names = type_check(program, rule.when, variables, where, nullable=blank_ok)
+        ordered = identifiers_in_order(rule.when, names)
+        self._check_literals(rule, ordered, where)
+        first = ordered[0] if ordered else None
+        section = self._section_of(first)
+        answer_codes: list[str] = []
+        for name in ordered:
+            sources = self._derived_reads.get(name, [name])
+            for source in sources:
+                question = self._question_by_identifier.get(source)
+                if question and question.code not in answer_codes:
+                    answer_codes.append(question.code)
+        order = {q.code: index for index, q in enumerate(self.questionnaire.iter_questions())}
+        answer_codes.sort(key=order.__getitem__)
+        return _CompiledRule(
+            spec=rule,
+            section=section,
+            reads=tuple(ordered),
+            answer_codes=tuple(answer_codes),
+            derived_reads=tuple(name for name in ordered if name in self._derived_reads),
+            reads_logs=any(name in LOG_VARIABLES for name in ordered),
+        )
+
+    def _section_of(self, name: str | None) -> str:
+        if name in LOG_VARIABLES or name is None or name == AS_OF:
+            return self._evidence_section
+        if name in self._derived_reads:
+            first = next(iter(self._derived_reads[name]), None)
+            return self._section_of(first)
+        return self._question_by_identifier[name].section
+
+    def _check_literals(self, rule: RuleSpec, names: Sequence[str], where: str) -> None:
+        """A string compared with a choice answer must be one of its options: a typo such as
+        "shared_acros_tenants" would otherwise make the rule silently never fire."""
+        questions = [
+            self._question_by_identifier[n] for n in names if n in self._question_by_identifier
+        ]
+        option_codes = {
+            code
+            for q in questions
+            if q.type in ("yes_no", "choice", "multi_choice")
+            for code in q.option_codes
+        }
+        reads_versions = any(q.type == "version" for q in questions)
+        reads_text = any(q.type == "text" for q in questions)
+        for literal in string_literals(rule.when):
+            if literal in option_codes or reads_text or (reads_versions and is_version(literal)):
+                continue
+            read = ", ".join(q.code for q in questions) or "no question"
+            raise CatalogError(f"{where}: “{literal}” is not an option of {read}")
+
+    def _guarded_source(self, rule: _CompiledRule) -> str:
+        blank_ok = {
+            self.questionnaire.questions[code].identifier for code in rule.spec.fires_when_blank
+        }
+        guards = [
+            f"{name} != null" for name in rule.reads if name not in blank_ok and name != AS_OF
+        ]
+        if not guards:
+            return f"({rule.spec.when})"
+        return f"(({' && '.join(guards)}) ? ({rule.spec.when}) : false)"
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score(
+        self,
+        answers: Mapping[str, Any],
+        *,
+        as_of: dt.date,
+        evidence: Mapping[str, Sequence[LogParseResult]] | None = None,
+    ) -> ScoreResult:
+        """Score validated answers (see `questionnaires.validation`) as of a date."""
+        cel_values = cel_values_for(self.questionnaire, answers)
+        evidence = evidence or {}
+        log_pool, log_context = _smallest_pool_largest_context(evidence)
+        cel_values["log_pool"] = log_pool[0] if log_pool else None
+        cel_values["log_context"] = log_context[0] if log_context else None
+        cel_values[AS_OF] = date_to_cel(as_of)
+        # One conversion of the answers into CEL values, shared by all three programs.
+        context = cel.Context(cel_values, FUNCTIONS)
+        hidden = self.visibility.hidden_codes(cel_values, context)
+        if self._derived_program is not None:
+            derived = self._derived_program.execute(context)
+            for name, value in zip(self._derived_names, derived, strict=True):
+                context.add_variable(name, value)
+                cel_values[name] = value
+        fired_flags = self._evaluate_rules(context)
+        findings = []
+        for rule, fired in zip(self.rules, fired_flags, strict=True):
+            if fired:
+                findings.append(
+                    self._finding(rule, answers, hidden, cel_values, log_pool, log_context)
+                )
+        severities = [finding.severity for finding in findings]
+        score = score_points(severities, self.ruleset.points)
+        fired_by_section: dict[str, int] = {}
+        for finding in findings:
+            fired_by_section[finding.section] = fired_by_section.get(finding.section, 0) + 1
+        sections = {
+            section: SectionCoverage(section, total, fired_by_section.get(section, 0))
+            for section, total in self._section_totals.items()
+        }
+        severity_order = {severity: index for index, severity in enumerate(SEVERITIES)}
+        findings.sort(key=lambda f: severity_order[f.severity])
+        return ScoreResult(
+            questionnaire=self.questionnaire.key,
+            ruleset=self.ruleset.key,
+            risk_score=score,
+            risk_tier=risk_tier(severities, score),
+            findings=tuple(findings),
+            sections=sections,
+            evidence={code: [r.to_dict() for r in results] for code, results in evidence.items()},
+            as_of=as_of,
+        )
+
+    def _evaluate_rules(self, context: cel.Context) -> list[bool]:
+        try:
+            return list(self._rules_program.execute(context))
+        except Exception:  # one rule failed at run time: find which, so the error names it
+            for rule in self.rules:
+                try:
+                    compile_expression(self._guarded_source(rule), rule.spec.id).execute(context)
+                except Exception as exc:
+                    raise CatalogError(
+                        f"{self.ruleset.key}: rule {rule.spec.id} failed: {exc}"
+                    ) from exc
+            raise
+
+    def _finding(
+        self,
+        rule: _CompiledRule,
+        answers: Mapping[str, Any],
+        hidden: set[str],
+        cel_values: Mapping[str, Any],
+        log_pool: tuple[int, str] | None,
+        log_context: tuple[int, str] | None,
+    ) -> Finding:
+        lines = [
+            f"{code} = {_format_value(answers.get(code))}"
+            for code in rule.answer_codes
+            if code not in hidden
+        ]
+        for name in rule.derived_reads:
+            if cel_values.get(name) is not None:
+                lines.append(f"{name} = {cel_values[name]}")
+        if rule.reads_logs:
+            for found in (log_pool, log_context):
+                if found and found[1] not in lines:  # pool and context often share one line
+                    lines.append(found[1])
+        return Finding(
+            rule_id=rule.spec.id,
+            severity=rule.spec.severity,
+            points=self.ruleset.points[rule.spec.severity],
+            section=rule.section,
+            title=rule.spec.title,
+            references=rule.spec.references,
+            evidence=tuple(lines),
+        )
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, str | int):
+        return str(value)
+    if value is None:
+        return "(blank)"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value) if value else "(none)"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _smallest_pool_largest_context(
+    evidence: Mapping[str, Sequence[LogParseResult]],
+) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+    """(value, evidence line) of the smallest KV pool and the largest context over all logs."""
+    pool: tuple[int, str] | None = None
+    context: tuple[int, str] | None = None
+    for code, results in evidence.items():
+        for result in results:
+            if not result.parsed:
+                continue
+            if result.pool is not None and (pool is None or result.pool < pool[0]):
+                pool = (result.pool, _log_line(code, result, result.pool_line, result.pool_text))
+            if result.context is not None and (context is None or result.context > context[0]):
+                context = (
+                    result.context,
+                    _log_line(code, result, result.context_line, result.context_text),
+                )
+    return pool, context
+
+
+def _log_line(code: str, result: LogParseResult, line: int | None, text: str | None) -> str:
+    name = f" {result.source_name}" if result.source_name else ""
+    return f"{code}{name} line {line}: {text or ''}".rstrip()

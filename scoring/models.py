@@ -1,0 +1,96 @@
+"""Rulesets and framework references, mirrored from the YAML catalogue.
+
+A ruleset version, once loaded, never changes (`load_catalog` refuses); scoring runs record which
+version they used, and `spec()` rebuilds exactly that ruleset from the stored content.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from django.db import models
+
+from questionnaires.models import QuestionnaireVersion
+
+from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_ruleset
+
+
+class Framework(models.Model):
+    """One citable clause (e.g. HK-PDPO-DPP4-1) with its bilingual citation."""
+
+    ref_id = models.CharField(max_length=60, unique=True)
+    jurisdiction = models.CharField(max_length=20)
+    family_en = models.CharField(max_length=200)
+    family_zh_hant = models.CharField(max_length=200)
+    title_en = models.TextField()
+    title_zh_hant = models.TextField()
+    confidence = models.CharField(max_length=1, choices=[("V", "primary"), ("S", "secondary")])
+
+    class Meta:
+        ordering = ["ref_id"]
+
+    def __str__(self) -> str:
+        return self.ref_id
+
+    def as_ref(self) -> FrameworkRef:
+        from questionnaires.spec import Text
+
+        return FrameworkRef(
+            id=self.ref_id,
+            jurisdiction=self.jurisdiction,
+            family=Text(self.family_en, self.family_zh_hant),
+            title=Text(self.title_en, self.title_zh_hant),
+            confidence=self.confidence,
+        )
+
+
+class Ruleset(models.Model):
+    slug = models.SlugField(max_length=100)
+    version = models.CharField(max_length=20)
+    questionnaire = models.ForeignKey(
+        QuestionnaireVersion, on_delete=models.PROTECT, related_name="rulesets"
+    )
+    title_en = models.CharField(max_length=200)
+    title_zh_hant = models.CharField(max_length=200)
+    content = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    published_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="unique_ruleset_version")
+        ]
+        ordering = ["slug", "version"]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        return f"{self.slug}@{self.version}"
+
+    @cached_property
+    def spec(self) -> RulesetSpec:
+        frameworks = {f.ref_id: f.as_ref() for f in Framework.objects.all()}
+        return parse_ruleset(self.content, frameworks, source=self.key)
+
+
+class Rule(models.Model):
+    ruleset = models.ForeignKey(Ruleset, on_delete=models.CASCADE, related_name="rules")
+    rule_id = models.CharField(max_length=60)
+    position = models.PositiveIntegerField()
+    severity = models.CharField(max_length=10, choices=[(s, s) for s in SEVERITIES])
+    section = models.CharField(max_length=20)
+    condition = models.TextField()
+    title_en = models.TextField()
+    title_zh_hant = models.TextField()
+    references = models.ManyToManyField(Framework, related_name="rules")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["ruleset", "rule_id"], name="unique_rule_id")
+        ]
+        ordering = ["ruleset", "position"]
+
+    def __str__(self) -> str:
+        return self.rule_id

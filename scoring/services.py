@@ -1,0 +1,152 @@
+"""Writes for the scoring app: mirroring the catalogue into the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from questionnaires.models import Option, Question, QuestionnaireVersion, Section
+from questionnaires.spec import CatalogError, QuestionnaireSpec
+
+from .models import Framework, Rule, Ruleset
+from .registry import Catalog
+
+
+@dataclass
+class CatalogLoadReport:
+    created: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    frameworks_updated: int = 0
+
+
+class PublishedVersionChanged(CatalogError):
+    """A file changes the content of a version already published: make a new version instead."""
+
+
+@transaction.atomic
+def catalog_load(*, catalog: Catalog) -> CatalogLoadReport:
+    """Load the catalogue; idempotent. Refuses — changing nothing — if the content of a published
+    questionnaire or ruleset version differs from what was published."""
+    report = CatalogLoadReport()
+    _refuse_changed_versions(catalog)
+    for ref in catalog.frameworks.values():
+        Framework.objects.update_or_create(
+            ref_id=ref.id,
+            defaults={
+                "jurisdiction": ref.jurisdiction,
+                "family_en": ref.family.en,
+                "family_zh_hant": ref.family.zh_hant,
+                "title_en": ref.title.en,
+                "title_zh_hant": ref.title.zh_hant,
+                "confidence": ref.confidence,
+            },
+        )
+        report.frameworks_updated += 1
+    for spec in catalog.questionnaires.values():
+        if QuestionnaireVersion.objects.filter(slug=spec.slug, version=spec.version).exists():
+            report.unchanged.append(f"questionnaire {spec.key}")
+        else:
+            _create_questionnaire(spec, catalog)
+            report.created.append(f"questionnaire {spec.key}")
+    frameworks = {f.ref_id: f for f in Framework.objects.all()}
+    for spec in catalog.rulesets.values():
+        if Ruleset.objects.filter(slug=spec.slug, version=spec.version).exists():
+            report.unchanged.append(f"ruleset {spec.key}")
+            continue
+        slug, version = spec.questionnaire.split("@", 1)
+        ruleset = Ruleset.objects.create(
+            slug=spec.slug,
+            version=spec.version,
+            questionnaire=QuestionnaireVersion.objects.get(slug=slug, version=version),
+            title_en=spec.title.en,
+            title_zh_hant=spec.title.zh_hant,
+            content=_raw_content(catalog, "ruleset", spec.key),
+            content_hash=spec.content_hash,
+        )
+        compiled = catalog.compiled(spec.key)
+        for position, rule in enumerate(compiled.rules):
+            row = Rule.objects.create(
+                ruleset=ruleset,
+                rule_id=rule.spec.id,
+                position=position,
+                severity=rule.spec.severity,
+                section=rule.section,
+                condition=rule.spec.when,
+                title_en=rule.spec.title.en,
+                title_zh_hant=rule.spec.title.zh_hant,
+            )
+            row.references.set([frameworks[ref] for ref in rule.spec.references])
+        report.created.append(f"ruleset {spec.key}")
+    return report
+
+
+def _refuse_changed_versions(catalog: Catalog) -> None:
+    problems = []
+    for spec in catalog.questionnaires.values():
+        stored = QuestionnaireVersion.objects.filter(slug=spec.slug, version=spec.version).first()
+        if stored and stored.content_hash != spec.content_hash:
+            problems.append(f"questionnaire {spec.key}")
+    for ruleset in catalog.rulesets.values():
+        stored_ruleset = Ruleset.objects.filter(slug=ruleset.slug, version=ruleset.version).first()
+        if stored_ruleset and stored_ruleset.content_hash != ruleset.content_hash:
+            problems.append(f"ruleset {ruleset.key}")
+    if problems:
+        raise PublishedVersionChanged(
+            "refused: the content of published "
+            + ", ".join(problems)
+            + " differs from the data files. A published version never changes, because saved"
+            " assessments and reports rely on it: restore the file, or publish the change as a"
+            " new version (raise `version:` in the file). Nothing was loaded."
+        )
+
+
+def _raw_content(catalog: Catalog, kind: str, key: str) -> dict:
+    return catalog.raw[(kind, key)]
+
+
+def _create_questionnaire(spec: QuestionnaireSpec, catalog: Catalog) -> QuestionnaireVersion:
+    version = QuestionnaireVersion.objects.create(
+        slug=spec.slug,
+        version=spec.version,
+        title_en=spec.title.en,
+        title_zh_hant=spec.title.zh_hant,
+        content=_raw_content(catalog, "questionnaire", spec.key),
+        content_hash=spec.content_hash,
+    )
+    position = 0
+    for section_position, section_spec in enumerate(spec.sections):
+        section = Section.objects.create(
+            questionnaire=version,
+            code=section_spec.code,
+            position=section_position,
+            answered_by=section_spec.answered_by,
+            title_en=section_spec.title.en,
+            title_zh_hant=section_spec.title.zh_hant,
+        )
+        for question_spec in section_spec.questions:
+            question = Question.objects.create(
+                questionnaire=version,
+                section=section,
+                code=question_spec.code,
+                position=position,
+                answer_type=question_spec.type,
+                required=question_spec.required,
+                show_if=question_spec.show_if or "",
+                unit=question_spec.unit or "",
+                text_en=question_spec.text.en,
+                text_zh_hant=question_spec.text.zh_hant,
+            )
+            position += 1
+            Option.objects.bulk_create(
+                Option(
+                    question=question,
+                    code=option.code,
+                    position=option_position,
+                    exclusive=option.exclusive,
+                    label_en=option.label.en,
+                    label_zh_hant=option.label.zh_hant,
+                )
+                for option_position, option in enumerate(question_spec.options)
+            )
+    return version

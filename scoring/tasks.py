@@ -1,0 +1,46 @@
+"""Celery tasks of the scoring app. A task takes ids and calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import DatabaseError, InterfaceError
+
+# Errors worth another try: the database or a file system hiccup. Anything else (a rule that
+# fails at run time, a corrupt stored answer) would fail the same way again.
+TRANSIENT_ERRORS = (DatabaseError, InterfaceError, OSError)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=3,
+    default_retry_delay=5,
+    time_limit=120,
+    soft_time_limit=100,
+)
+def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
+    from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
+
+    try:
+        run = scoring_run_execute(run_id=run_id)
+    except TRANSIENT_ERRORS as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+        scoring_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+        return None
+    except SoftTimeLimitExceeded:
+        scoring_run_fail(run_id=run_id, error="scoring took longer than the time limit")
+        return None
+    except Exception as exc:  # anything else is permanent: record it, keep the answers
+        scoring_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+        return None
+    if run is None:
+        return None
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "risk_score": run.risk_score,
+        "risk_tier": run.risk_tier,
+    }

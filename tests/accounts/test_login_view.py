@@ -1,0 +1,33 @@
+import pytest
+from django.contrib.auth import SESSION_KEY
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
+
+
+def test_the_login_page_asks_for_an_email_address(client):
+    response = client.get("/accounts/login/")
+    assert response.status_code == 200
+    assert b'type="email"' in response.content
+
+
+def test_it_signs_in_with_email_and_password_in_any_case(client, personas):
+    response = client.post(
+        "/accounts/login/", {"username": "Alice@Acme.test", "password": "correct-horse-battery"}
+    )
+    assert response.status_code == 302
+    assert client.session[SESSION_KEY] == str(personas.alice.pk)
+
+
+def test_it_rejects_a_wrong_password(client, personas):
+    response = client.post("/accounts/login/", {"username": "alice@acme.test", "password": "nope"})
+    assert response.status_code == 200
+    assert response.context["form"].errors
+    assert SESSION_KEY not in client.session
+
+
+def test_it_signs_out_on_post(client, personas):
+    client.force_login(personas.alice)
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/"
+    assert SESSION_KEY not in client.session

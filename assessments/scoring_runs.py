@@ -12,13 +12,14 @@ import time
 from functools import lru_cache
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from scoring.engine import CompiledRuleset
 from scoring.evidence import LogParseResult, parse_startup_log
 
 from .audit import audit_record
-from .lifecycle import next_status
+from .lifecycle import IllegalTransition, next_status
 from .models import Assessment, Channel, Finding, RunStatus, ScoringRun
 from .services import answer_values
 from .storage import evidence_storage
@@ -48,6 +49,10 @@ def _evidence_results(assessment: Assessment) -> dict[str, list[LogParseResult]]
 def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
     """Score the run's assessment. Returns None when the run no longer exists."""
     started = time.perf_counter()
+    # Counted (and marked running) in its own transaction, so a failed attempt still counts.
+    ScoringRun.objects.filter(pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+        status=RunStatus.RUNNING, attempts=F("attempts") + 1
+    )
     with transaction.atomic():
         run = (
             ScoringRun.objects.select_for_update()
@@ -57,10 +62,15 @@ def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
         )
         if run is None:
             return None
-        if run.status == RunStatus.SUCCEEDED:
-            return run  # a redelivered message: the work is done
+        if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            return run  # a redelivered message: this run is finished, one way or the other
         assessment = Assessment.objects.select_for_update().get(pk=run.assessment_id)
-        run.attempts += 1
+        if assessment.latest_run_id and assessment.latest_run_id > run.pk:
+            # A newer run already decided the assessment; this one must not overwrite it.
+            run.status, run.error = RunStatus.FAILED, "superseded by a newer scoring run"
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "error", "finished_at"])
+            return run
         engine = _compiled(
             run.ruleset_id, run.ruleset.content_hash, run.ruleset.questionnaire.content_hash
         )
@@ -118,13 +128,21 @@ def scoring_run_fail(*, run_id: int, error: str) -> None:
     """Record a run that cannot finish; the assessment keeps its answers, in `scoring_failed`."""
     with transaction.atomic():
         run = ScoringRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.status == RunStatus.SUCCEEDED:
+        if run is None or run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
             return
         run.status, run.error, run.finished_at = RunStatus.FAILED, error[:2000], timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
         assessment = Assessment.objects.select_for_update().get(pk=run.assessment_id)
-        assessment.status = next_status("scoring_failed", assessment.status)
-        assessment.save(update_fields=["status", "updated_at"])
+        newest = assessment.runs.order_by("-pk").values_list("pk", flat=True).first()
+        if newest == run.pk:
+            # Only the newest run decides the assessment's status; a late failure of an older
+            # run (already replaced by a rescore) is recorded on the run alone.
+            try:
+                assessment.status = next_status("scoring_failed", assessment.status)
+            except IllegalTransition:
+                pass
+            else:
+                assessment.save(update_fields=["status", "updated_at"])
         audit_record(
             organization=assessment.organization,
             assessment=assessment,

@@ -225,6 +225,14 @@ def _json_value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, dt.date) else value
 
 
+def vendor_editable_codes(*, assessment: Assessment, vendor_link: VendorLink) -> set[str]:
+    """Question codes a vendor link may change now: none once the assessment left the editable
+    statuses; only the re-opened ones after a reviewer requested changes."""
+    if assessment.status not in lifecycle.EDITABLE_STATUSES:
+        return set()
+    return _editable_codes(assessment, vendor_link) or set()
+
+
 def _editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
     """Codes the caller may change now (None = all)."""
     spec = assessment.questionnaire.spec
@@ -360,9 +368,13 @@ def evidence_add(
         if allowed is not None and question_code not in allowed:
             errors[question_code] = [_("This question cannot be answered here.")]
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
-        errors.setdefault("status", []).append(
-            _("Evidence cannot be added while the assessment is %(status)s.")
-            % {"status": AssessmentStatus(assessment.status).label}
+        raise ConflictError(
+            {
+                "status": [
+                    _("Evidence cannot be added while the assessment is %(status)s.")
+                    % {"status": AssessmentStatus(assessment.status).label}
+                ]
+            }
         )
     limit = settings.EVIDENCE_MAX_BYTES
     if upload.size is not None and upload.size > limit:
@@ -395,22 +407,27 @@ def evidence_add(
         digest.update(chunk)
     upload.seek(0)
     storage_name = storage.save(f"{assessment.organization_id}/{uuid.uuid4().hex}", upload)
-    original_name = (upload.name or "evidence").rsplit("/", 1)[-1][:255]
-    with storage.open(storage_name, "rb") as stored:
-        result = parse_startup_log(stored, source_name=original_name, max_bytes=limit)
-    evidence = EvidenceFile.objects.create(
-        assessment=assessment,
-        question_code=question_code,
-        original_name=original_name,
-        storage_name=storage_name,
-        size=storage.size(storage_name),
-        sha256=digest.hexdigest(),
-        content_type=content_type,
-        parsed=result.parsed,
-        parse_result=result.to_dict(),
-        uploaded_by=actor,
-        channel=channel,
-    )
+    # The file is written before its row: if parsing or the row fails, remove the file again.
+    try:
+        original_name = (upload.name or "evidence").rsplit("/", 1)[-1][:255]
+        with storage.open(storage_name, "rb") as stored:
+            result = parse_startup_log(stored, source_name=original_name, max_bytes=limit)
+        evidence = EvidenceFile.objects.create(
+            assessment=assessment,
+            question_code=question_code,
+            original_name=original_name,
+            storage_name=storage_name,
+            size=storage.size(storage_name),
+            sha256=digest.hexdigest(),
+            content_type=content_type,
+            parsed=result.parsed,
+            parse_result=result.to_dict(),
+            uploaded_by=actor,
+            channel=channel,
+        )
+    except Exception:
+        storage.delete(storage_name)
+        raise
     audit_record(
         organization=assessment.organization,
         assessment=assessment,
@@ -435,6 +452,9 @@ def evidence_remove(
     assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
+    allowed = _editable_codes(assessment, vendor_link)
+    if allowed is not None and evidence.question_code not in allowed:
+        raise ConflictError({evidence.question_code: [_("This question cannot be answered here.")]})
     name, storage_name = evidence.original_name, evidence.storage_name
     evidence.delete()
     transaction.on_commit(lambda: evidence_storage().delete(storage_name))

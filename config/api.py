@@ -198,7 +198,6 @@ class OrganizationAPIView(GenericAPIView):
                 {"organization": [_("You are not a member of any organization.")]}
             )
         self._check_capability(org, request.method or "GET")
-        self.org = org
         # DRF calls the handler with this very dict (`handler(request, *args, **kwargs)` after
         # `self.kwargs = kwargs`), so the context arrives as an argument, like a URL parameter.
         self.kwargs["org"] = org

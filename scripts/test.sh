@@ -10,8 +10,11 @@ export REDIS_URL="redis://127.0.0.1:${AVIA_TEST_REDIS_PORT}/0"
 export MEDIA_ROOT="$PWD/var/test-media"
 mkdir -p artifacts var
 
-scripts/redis.sh start "$AVIA_TEST_REDIS_PORT"
-trap 'scripts/redis.sh stop "$AVIA_TEST_REDIS_PORT"' EXIT
+# Stop Redis at the end only if this run started it (another run may be sharing it).
+if ! redis-cli -p "$AVIA_TEST_REDIS_PORT" ping >/dev/null 2>&1; then
+  scripts/redis.sh start "$AVIA_TEST_REDIS_PORT"
+  trap 'scripts/redis.sh stop "$AVIA_TEST_REDIS_PORT"' EXIT
+fi
 
 python manage.py compilemessages --ignore=.venv -v 0
 ruff check .

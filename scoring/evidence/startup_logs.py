@@ -23,7 +23,7 @@ import io
 import os
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
@@ -262,6 +262,24 @@ class LogParseResult:
         if lines:
             text += f", {_format_lines(lines)}"
         return text
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "LogParseResult":
+        """Rebuild a result stored with ``to_dict()`` (e.g. beside an uploaded evidence file).
+
+        Raises ``ValueError`` when the data is not such a result.
+        """
+        try:
+            return cls(
+                source_name=str(data.get("source_name") or ""),
+                parsed=bool(data.get("parsed")),
+                engine=data.get("engine"),
+                instances=tuple(EngineInstance(**item) for item in data.get("instances") or ()),
+                reason=data.get("reason"),
+                notes=tuple(data.get("notes") or ()),
+            )
+        except (TypeError, AttributeError) as exc:
+            raise ValueError(f"not a stored parse result: {exc}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,332 @@
+"""Shapes of the assessment endpoints' requests and responses. No logic: input serializers check
+types and shapes, the services check meaning; output serializers only present rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from config.api import InputSerializer
+
+from .models import (
+    Assessment,
+    AssessmentStatus,
+    AuditEvent,
+    EvidenceFile,
+    Finding,
+    Review,
+    ReviewDecision,
+    RiskTier,
+    RunStatus,
+    ScoringRun,
+    Vendor,
+)
+
+ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
+
+
+# -- vendors -------------------------------------------------------------------------------
+
+
+class VendorSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Vendor
+        fields = ["id", "name", "website", "contact_name", "contact_email", "notes", "created_at"]
+        read_only_fields = fields
+
+
+class VendorInputSerializer(InputSerializer):
+    """POST (name required) and PATCH (every field optional) of a vendor."""
+
+    name = serializers.CharField(max_length=200)
+    website = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    contact_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
+    notes = serializers.CharField(max_length=4000, required=False, allow_blank=True)
+
+
+# -- assessments: input --------------------------------------------------------------------
+
+
+class AnswerMapField(serializers.DictField):
+    """`{"CODE": value}`: any JSON value per code; the questionnaire's types are checked by the
+    answer validation, which names the offending code."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=serializers.JSONField(allow_null=True), **kwargs)
+
+
+class AssessmentCreateInputSerializer(InputSerializer):
+    vendor = serializers.PrimaryKeyRelatedField(
+        queryset=Vendor.objects.none(), help_text="Id of a vendor of your organization."
+    )
+    questionnaire = serializers.CharField(
+        max_length=130, help_text='slug@version, e.g. "ai-inference-isolation@1"'
+    )
+    due_date = serializers.DateField(required=False, allow_null=True)
+    answers = AnswerMapField(required=False, help_text="Initial answers by question code.")
+
+    def __init__(self, *args: Any, vendors: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if vendors is not None:
+            # The caller passes its organization's vendors (a selector's queryset): another
+            # organization's vendor is "not found", like a missing one.
+            self.fields["vendor"].queryset = vendors
+
+
+class AnswersInputSerializer(InputSerializer):
+    answers = AnswerMapField(
+        required=False, help_text='Answers by question code; null or "" clears one.'
+    )
+    comments = AnswerMapField(required=False, help_text="Comments by question code.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "answers" not in attrs and "comments" not in attrs:
+            raise serializers.ValidationError(_("Send “answers”, “comments” or both."))
+        return attrs
+
+
+class EvidenceInputSerializer(InputSerializer):
+    question = serializers.CharField(max_length=20, help_text="A file question, e.g. CTX-08.")
+    file = serializers.FileField(max_length=255)
+
+
+class ReviewInputSerializer(InputSerializer):
+    decision = serializers.ChoiceField(choices=ReviewDecision.choices)
+    conditions = serializers.CharField(
+        max_length=4000, required=False, allow_blank=True, default=""
+    )
+    message = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    reopen_codes = serializers.ListField(
+        child=serializers.CharField(max_length=20),
+        required=False,
+        default=list,
+        help_text="With changes_requested: the vendor questions to answer again.",
+    )
+
+
+# -- assessments: output -------------------------------------------------------------------
+
+
+class AssessmentSerializer(serializers.ModelSerializer):
+    vendor_name = serializers.CharField(source="vendor.name", read_only=True)
+    questionnaire = serializers.CharField(
+        source="questionnaire.key", read_only=True, help_text="slug@version"
+    )
+    status = serializers.ChoiceField(choices=AssessmentStatus.choices, read_only=True)
+    risk_tier = serializers.ChoiceField(
+        choices=RiskTier.choices, allow_blank=True, read_only=True, help_text="Blank until scored."
+    )
+    scored_with = serializers.CharField(
+        source="latest_run.ruleset.key",
+        allow_null=True,
+        read_only=True,
+        help_text="The ruleset (slug@version) of the latest scoring run.",
+    )
+    is_overdue = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Assessment
+        fields = [
+            "id",
+            "vendor",
+            "vendor_name",
+            "questionnaire",
+            "status",
+            "due_date",
+            "is_overdue",
+            "risk_score",
+            "risk_tier",
+            "scored_with",
+            "submitted_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class FindingSerializer(serializers.ModelSerializer):
+    """A finding of one run. `title` is in the request's language; the view passes the titles
+    of the run's ruleset as `context["rule_titles"]` (rule id → Text)."""
+
+    rule = serializers.CharField(source="rule_id")
+    # A plain string: the tiers' enum is already named after the assessment's risk_tier.
+    severity = serializers.CharField(help_text=", ".join(RiskTier.values))
+    title = serializers.SerializerMethodField()
+    references = serializers.ListField(child=serializers.CharField())
+    evidence = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = Finding
+        fields = ["rule", "severity", "points", "title", "section", "references", "evidence"]
+        read_only_fields = fields
+
+    def get_title(self, finding: Finding) -> str:
+        title = self.context.get("rule_titles", {}).get(finding.rule_id)
+        return title.get(get_language()) if title else finding.rule_id
+
+
+class RunSerializer(serializers.ModelSerializer):
+    ruleset = serializers.CharField(source="ruleset.key", help_text="slug@version")
+    # Plain strings: an enum named "status" is already the assessment's status.
+    status = serializers.CharField(help_text=", ".join(RunStatus.values))
+    score = serializers.IntegerField(source="risk_score", allow_null=True)
+    tier = serializers.CharField(
+        source="risk_tier", help_text="critical, high, medium, low; blank until it succeeds"
+    )
+
+    class Meta:
+        model = ScoringRun
+        fields = ["id", "ruleset", "status", "score", "tier", "as_of", "created_at", "finished_at"]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    findings = FindingSerializer(many=True, read_only=True)
+    sections = serializers.JSONField(help_text="Coverage by section.")
+    answers = serializers.JSONField(
+        source="answers_snapshot", help_text="The answers this run scored."
+    )
+    evidence = serializers.JSONField(
+        source="evidence_snapshot", help_text="Parsed evidence this run used, by question code."
+    )
+    error = serializers.CharField(help_text="Why a failed run could not finish.")
+
+    class Meta(RunSerializer.Meta):
+        fields = [
+            *RunSerializer.Meta.fields,
+            "findings",
+            "sections",
+            "answers",
+            "evidence",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class EvidenceSerializer(serializers.ModelSerializer):
+    question = serializers.CharField(source="question_code")
+    name = serializers.CharField(source="original_name")
+    parse_result = serializers.JSONField(
+        help_text="What the parser read: engine, KV pool, context length, the log lines..."
+    )
+
+    class Meta:
+        model = EvidenceFile
+        fields = [
+            "id",
+            "question",
+            "name",
+            "size",
+            "sha256",
+            "content_type",
+            "parsed",
+            "parse_result",
+            "uploaded_at",
+        ]
+        read_only_fields = fields
+
+
+class AssessmentDetailSerializer(AssessmentSerializer):
+    """One assessment with its answers, the latest findings, its runs and its evidence.
+
+    Expects the related rows prefetched (`answers`, `evidence`, `runs__ruleset`,
+    `latest_run__findings`) and the latest run's rule titles in the context."""
+
+    answers = serializers.SerializerMethodField()
+    comments = serializers.SerializerMethodField()
+    reopened = serializers.SerializerMethodField()
+    findings = serializers.SerializerMethodField()
+    runs = RunSerializer(many=True, read_only=True)
+    evidence = EvidenceSerializer(many=True, read_only=True)
+
+    class Meta(AssessmentSerializer.Meta):
+        fields = [
+            *AssessmentSerializer.Meta.fields,
+            "answers",
+            "comments",
+            "reopened",
+            "findings",
+            "runs",
+            "evidence",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(ANSWER_MAP_SCHEMA)
+    def get_answers(self, assessment: Assessment) -> dict[str, Any]:
+        return answers_by_code(assessment)
+
+    def get_comments(self, assessment: Assessment) -> dict[str, str]:
+        return comments_by_code(assessment)
+
+    def get_reopened(self, assessment: Assessment) -> list[str]:
+        """Codes a reviewer re-opened for the vendor."""
+        return sorted(a.question_code for a in assessment.answers.all() if a.reopened)
+
+    @extend_schema_field(FindingSerializer(many=True))
+    def get_findings(self, assessment: Assessment) -> Any:
+        run = assessment.latest_run
+        findings = run.findings.all() if run is not None else []
+        return FindingSerializer(findings, many=True, context=self.context).data
+
+
+def answers_by_code(assessment: Assessment) -> dict[str, Any]:
+    """Current answers as stored (JSON values), blank ones left out."""
+    return {a.question_code: a.value for a in assessment.answers.all() if a.value is not None}
+
+
+def comments_by_code(assessment: Assessment) -> dict[str, str]:
+    return {a.question_code: a.comment for a in assessment.answers.all() if a.comment}
+
+
+class AnswersSerializer(serializers.Serializer):
+    """The answers of an assessment after a PATCH."""
+
+    answers = serializers.DictField(child=serializers.JSONField())
+    comments = serializers.DictField(child=serializers.CharField())
+    changed = serializers.ListField(
+        child=serializers.CharField(), help_text="Codes this request changed."
+    )
+
+
+class RunQueuedSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="The assessment's status: submitted.")
+    run = serializers.IntegerField(help_text="Id of the queued scoring run.")
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    reviewer = serializers.EmailField(source="reviewer.email")
+    reopen_codes = serializers.ListField(source="reopened_codes", child=serializers.CharField())
+    assessment_status = serializers.CharField(
+        source="assessment.status", help_text="The assessment's status after the decision."
+    )
+
+    class Meta:
+        model = Review
+        fields = [
+            "id",
+            "decision",
+            "conditions",
+            "message",
+            "reopen_codes",
+            "run",
+            "reviewer",
+            "assessment_status",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor_label")
+    assessment = serializers.PrimaryKeyRelatedField(read_only=True)
+    detail = serializers.JSONField()
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "created_at", "actor", "channel", "action", "assessment", "detail"]
+        read_only_fields = fields

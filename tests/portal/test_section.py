@@ -1,0 +1,208 @@
+"""The section page: visible questions only, all-or-nothing saves, errors kept in place."""
+
+import re
+
+import pytest
+
+from assessments.models import Answer, AnswerRevision, Channel, ReviewDecision
+from assessments.services import answer_values, answers_save, assessment_submit, review_record
+
+from .conftest import portal_url, vendor_answers
+
+pytestmark = pytest.mark.urls("tests.portal.urls")
+
+
+def test_it_shows_every_visible_question_with_the_right_input(client, token):
+    page = client.get(portal_url(token, "section", "CTX")).content.decode()
+    assert 'name="CTX-01"' in page and 'inputmode="numeric"' in page
+    assert "tokens" in page  # the unit
+    assert 'name="CTX-04"' in page and 'type="radio"' in page
+    assert "<fieldset" in page and "<legend>" in page
+    assert 'name="comment-CTX-01"' in page and 'for="c-CTX-01"' in page
+    assert 'name="CTX-03"' not in page  # shown only when PRF-07 = yes
+    assert 'type="file"' in page  # CTX-08, the startup log
+
+
+def test_yes_no_questions_offer_yes_no_unknown(client, token):
+    page = client.get(portal_url(token, "section", "KV")).content.decode()
+    for code in ("yes", "no", "unknown"):
+        assert f'id="q-KV-02-{code}"' in page
+    assert ">Unknown</label>" in page
+
+
+def test_a_bad_integer_saves_nothing_from_that_post(client, token, assessment):
+    response = client.post(
+        portal_url(token, "section", "CTX"),
+        {
+            "CTX-01": "1M",
+            "CTX-02": "681,280",
+            "CTX-04": "manual_at_launch",
+            "comment-CTX-02": "from the log",
+        },
+    )
+    assert response.status_code == 400
+    assert not Answer.objects.filter(
+        assessment=assessment, question_code__startswith="CTX"
+    ).exists()
+    page = response.content.decode()
+    summary = page.split('role="alert"', 1)[1].split("</div>", 1)[0]
+    assert 'href="#q-CTX-01"' in summary
+    assert "CTX-01: Enter a whole number of tokens" in summary
+    # What was typed stays, and the error is tied to its input.
+    assert 'value="1M"' in page and 'value="681,280"' in page
+    assert re.search(r'id="q-CTX-01-error"', page)
+    assert re.search(
+        r'<input[^>]*name="CTX-01"[^>]*aria-describedby="[^"]*q-CTX-01-error"[^>]*aria-invalid="true"',
+        page,
+    )
+    assert re.search(r'id="q-CTX-04-manual_at_launch"[^>]*checked', page)
+    assert "from the log</textarea>" in page
+
+
+def test_it_saves_a_section_and_redirects_with_a_message(client, token, assessment):
+    response = client.post(
+        portal_url(token, "section", "CTX"),
+        {
+            "CTX-01": "1,048,576",
+            "CTX-02": "681280",
+            "CTX-04": "not_verified",
+            "comment-CTX-02": "prefill log",
+        },
+    )
+    assert response.status_code == 302
+    assert response["Location"] == portal_url(token, "section", "CTX")
+    values = answer_values(assessment)
+    assert values["CTX-01"] == 1_048_576 and values["CTX-02"] == 681_280
+    assert (
+        Answer.objects.get(assessment=assessment, question_code="CTX-02").comment == "prefill log"
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert "Saved." in page
+    assert 'value="1,048,576"' in page
+    revision = AnswerRevision.objects.filter(assessment=assessment, question_code="CTX-01").get()
+    assert revision.channel == Channel.VENDOR_LINK and revision.vendor_link_id is not None
+
+
+def test_untouched_blank_questions_are_not_recorded(client, token, assessment):
+    client.post(portal_url(token, "section", "CTX"), {"CTX-01": "1048576", "comment-CTX-02": ""})
+    assert list(
+        Answer.objects.filter(assessment=assessment, question_code__startswith="CTX").values_list(
+            "question_code", flat=True
+        )
+    ) == ["CTX-01"]
+
+
+def test_choosing_prf07_yes_makes_prf08_appear(client, token, assessment):
+    url = portal_url(token, "section", "PRF")
+    assert 'name="PRF-08"' not in client.get(url).content.decode()
+    client.post(url, {"PRF-07": "yes"})
+    assert 'name="PRF-08"' in client.get(url).content.decode()
+    client.post(url, {"PRF-07": "yes", "PRF-08": "mooncake"})
+    client.post(url, {"PRF-07": "no", "PRF-08": "mooncake"})
+    assert 'name="PRF-08"' not in client.get(url).content.decode()
+    # The hidden answer is kept (and ignored by scoring); answering "yes" again brings it back.
+    assert answer_values(assessment)["PRF-08"] == "mooncake"
+
+
+def test_a_preview_shows_conditional_questions_without_saving(client, token, assessment):
+    response = client.post(
+        portal_url(token, "section", "PRF"),
+        {"PRF-07": "yes", "PRF-01": "typed, not saved", "_preview": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'name="PRF-08"' in page
+    assert "typed, not saved</textarea>" in page
+    assert not Answer.objects.filter(
+        assessment=assessment, question_code__startswith="PRF"
+    ).exists()
+
+
+def test_questions_that_control_others_ask_htmx_for_a_preview(client, token):
+    page = client.get(portal_url(token, "section", "PRF")).content.decode()
+    prf07 = page.split('id="question-PRF-07"', 1)[1].split("</fieldset>", 1)[0]
+    assert "hx-post" in prf07 and "_preview" in prf07
+    prf03 = page.split('id="question-PRF-03"', 1)[1].split("</fieldset>", 1)[0]
+    assert "hx-post" not in prf03
+
+
+def test_vendor_text_is_escaped(client, token):
+    url = portal_url(token, "section", "PRF")
+    client.post(url, {"PRF-01": "<script>alert(1)</script>"})
+    page = client.get(url).content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_it_refuses_codes_of_other_sections_and_the_buyers(client, token, assessment):
+    client.post(
+        portal_url(token, "section", "PRF"),
+        {"PRF-01": "Service", "USE-01": "public", "CTX-01": "5"},
+    )
+    values = answer_values(assessment)
+    assert values["USE-01"] == "confidential"
+    assert "CTX-01" not in values
+
+
+def test_a_submitted_assessment_is_read_only(client, token, assessment, link, inline_scoring):
+    answers_save(
+        assessment=assessment,
+        answers=vendor_answers(),
+        vendor_link=link,
+        channel=Channel.VENDOR_LINK,
+    )
+    with inline_scoring():
+        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+    url = portal_url(token, "section", "CTX")
+    page = client.get(url).content.decode()
+    assert 'id="section-form"' not in page
+    assert 'name="CTX-01"' not in page
+    assert "1,048,576" in page  # shown as text
+    response = client.post(url, {"CTX-01": "5"})
+    assert response.status_code == 409
+    assert answer_values(assessment)["CTX-01"] == 1_048_576
+
+
+def test_after_request_changes_only_reopened_questions_are_editable(
+    client, token, assessment, link, personas, inline_scoring
+):
+    answers_save(
+        assessment=assessment,
+        answers=vendor_answers(),
+        vendor_link=link,
+        channel=Channel.VENDOR_LINK,
+    )
+    with inline_scoring():
+        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+    review_record(
+        assessment=assessment,
+        reviewer=personas.rex,
+        decision=ReviewDecision.CHANGES_REQUESTED,
+        channel=Channel.WEB,
+        message="Please give the decode pool from the log.",
+        reopen_codes=["CTX-02"],
+    )
+    landing = client.get(portal_url(token)).content.decode()
+    assert "Please give the decode pool from the log." in landing
+    assert f"{portal_url(token, 'section', 'CTX')}#q-CTX-02" in landing
+    url = portal_url(token, "section", "CTX")
+    page = client.get(url).content.decode()
+    assert 'name="CTX-02"' in page
+    assert 'name="CTX-01"' not in page  # read-only
+    assert client.post(url, {"CTX-02": "2,040,000", "CTX-01": "5"}).status_code == 302
+    values = answer_values(assessment)
+    assert values["CTX-02"] == 2_040_000
+    assert values["CTX-01"] == 1_048_576
+
+
+def test_htmx_is_served_locally(client, token):
+    page = client.get(portal_url(token, "section", "PRF")).content.decode()
+    assert "/static/django_htmx/htmx-2.min.js" in page
+    assert not re.search(r'<script[^>]+src="(https?:)?//', page)
+
+
+def test_help_text_shows_code_spans_escaped(client, token):
+    page = client.get(portal_url(token, "section", "CTX")).content.decode()
+    assert "<code>max_total_num_tokens=</code>" in page
+    assert "`max_total_num_tokens=`" not in page

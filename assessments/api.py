@@ -13,10 +13,9 @@ import django_filters
 from django import forms
 from django.db.models import prefetch_related_objects
 from django.http import Http404
-from django.utils.translation import gettext_lazy as _
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +23,7 @@ from rest_framework.response import Response
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from config.api import OrganizationAPIView, error_responses
-from questionnaires.spec import QuestionnaireSpec, Text
+from questionnaires.spec import Text
 from scoring.models import Rule
 
 from . import selectors, services
@@ -221,14 +220,12 @@ class AssessmentAnswers(OrganizationAPIView):
         assessment = _assessment(org, assessment_id)
         data = _valid(AnswersInputSerializer(data=request.data))
         answers, comments = data.get("answers"), data.get("comments")
-        _require_answer_capabilities(
-            org, assessment.questionnaire.spec, {*(answers or {}), *(comments or {})}
-        )
         changed = services.answers_save(
             assessment=assessment,
             answers=answers,
             comments=comments,
             actor=org.user,
+            member=org,
             channel=Channel.API,
         )
         prefetch_related_objects([assessment], "answers")
@@ -412,19 +409,3 @@ def _rule_titles(run: ScoringRun | None) -> dict[str, Text]:
         "rule_id", "title_en", "title_zh_hant"
     )
     return {rule_id: Text(en, zh_hant) for rule_id, en, zh_hant in rows}
-
-
-def _require_answer_capabilities(org: OrgContext, spec: QuestionnaireSpec, codes: set[str]) -> None:
-    """The buyer's USE section needs answer_use_section; every other question edit_assessment.
-
-    (Unknown codes need edit_assessment here; the answer validation then reports them.)"""
-    buyer_sections = services.buyer_section_codes(spec)
-    refused: dict[str, list[str]] = {}
-    for code in sorted(codes):
-        question = spec.questions.get(code)
-        in_buyer_section = question is not None and question.section in buyer_sections
-        needed = Capability.ANSWER_USE_SECTION if in_buyer_section else Capability.EDIT_ASSESSMENT
-        if not org.can(needed):
-            refused[code] = [str(_("Your role may not answer this question."))]
-    if refused:
-        raise exceptions.PermissionDenied(refused)

@@ -23,6 +23,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
+from accounts.tenancy import OrgContext
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
@@ -66,6 +67,12 @@ class ConflictError(ServiceError):
     """The request is valid but the assessment's status does not allow it (HTTP 409)."""
 
     status_code = 409
+
+
+class ForbiddenError(ServiceError):
+    """The caller's role does not allow this (HTTP 403)."""
+
+    status_code = 403
 
 
 def _transition(assessment: Assessment, event: str) -> None:
@@ -261,10 +268,20 @@ def answers_save(
     comments: Mapping[str, Any] | None = None,
     actor: User | None = None,
     vendor_link: VendorLink | None = None,
+    member: OrgContext | None = None,
     channel: str,
 ) -> dict[str, Any]:
-    """Save some answers (all or nothing). Returns the stored JSON values of what changed."""
+    """Save some answers (all or nothing). Returns the stored JSON values of what changed.
+
+    A member's role is checked per question (`member`): the buyer's own section needs
+    `answer_use_section`, every other question `edit_assessment`."""
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    if member is not None:
+        require_answer_capabilities(
+            member=member,
+            questionnaire=assessment.questionnaire.spec,
+            codes={*(answers or {}), *(comments or {})},
+        )
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError(
             {
@@ -286,6 +303,24 @@ def answers_save(
         vendor_link=vendor_link,
         channel=channel,
     )
+
+
+def require_answer_capabilities(
+    *, member: OrgContext, questionnaire: QuestionnaireSpec, codes: set[str]
+) -> None:
+    """Raise `ForbiddenError` naming each code the member's role may not answer.
+
+    (Unknown codes need edit_assessment here; answer validation then reports them.)"""
+    buyer_sections = buyer_section_codes(questionnaire)
+    refused: dict[str, list[Any]] = {}
+    for code in sorted(codes):
+        question = questionnaire.questions.get(code)
+        in_buyer_section = question is not None and question.section in buyer_sections
+        needed = "answer_use_section" if in_buyer_section else "edit_assessment"
+        if not member.can(needed):
+            refused[code] = [_("Your role may not answer this question.")]
+    if refused:
+        raise ForbiddenError(refused)
 
 
 def _store_answers(

@@ -25,7 +25,7 @@ import django  # noqa: E402
 django.setup()
 
 from questionnaires.validation import validate_answers  # noqa: E402
-from scoring.registry import builtin_catalog  # noqa: E402
+from scoring.registry import load_catalog_files  # noqa: E402
 
 
 def answer_variants(base: dict, count: int) -> list[dict]:
@@ -48,12 +48,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
-    catalog = builtin_catalog()
+    started = time.perf_counter()
+    catalog = load_catalog_files()  # reads the YAML, type-checks and compiles every ruleset
+    compile_seconds = time.perf_counter() - started
     ruleset = catalog.newest_ruleset_for("ai-inference-isolation@1")
     questionnaire = catalog.questionnaire(ruleset.questionnaire)
-    started = time.perf_counter()
     engine = catalog.compiled(ruleset.key)
-    compile_seconds = time.perf_counter() - started
     base = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text())["answers"]
     validated = [validate_answers(questionnaire, a).values for a in answer_variants(base, 500)]
     as_of = dt.date(2026, 12, 1)
@@ -70,7 +70,7 @@ def main() -> None:
     print(
         f"ruleset {ruleset.key}: {len(engine.rules)} rules over {len(questionnaire.questions)} questions"
     )
-    print(f"compile (once): {compile_seconds * 1000:,.1f} ms")
+    print(f"load + check + compile the catalogue (once): {compile_seconds * 1000:,.0f} ms")
     run("score (validated answers)", lambda a: engine.score(a, as_of=as_of))
     raw = answer_variants(base, 500)
     index = iter(range(10**12))

@@ -16,18 +16,23 @@ python manage.py load_catalog
 
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; scripts/redis.sh stop "$REDIS_PORT"; }
+with_worker=0
 if command -v redis-server >/dev/null && scripts/redis.sh start "$REDIS_PORT"; then
   trap cleanup EXIT INT TERM
-  celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &
-  pids+=($!)
-  echo "Celery worker started (log: var/celery.log), broker $REDIS_URL"
+  with_worker=1
 else
   echo "WARNING: Redis is not available (install the Debian package redis-server)."
   echo "         Falling back to running scoring tasks in-process (CELERY_TASK_ALWAYS_EAGER=1)."
   export CELERY_TASK_ALWAYS_EAGER=1
 fi
 
+# The demo is scored in-process; started afterwards, the worker finds those runs done.
 python manage.py load_demo
+if [[ $with_worker == 1 ]]; then
+  celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &
+  pids+=($!)
+  echo "Celery worker started (log: var/celery.log), broker $REDIS_URL"
+fi
 
 cat <<MSG
 

@@ -1,12 +1,10 @@
 """Fixtures of the REST API tests: personas, the catalogue, clients, and data built through the
 real services."""
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.services import api_token_create
@@ -17,59 +15,10 @@ from assessments.services import (
     assessment_submit,
     vendor_create,
 )
-from questionnaires.models import QuestionnaireVersion
-from scoring.models import Framework, Ruleset
-from tests.personas import Personas, make_personas
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 QUESTIONNAIRE = "ai-inference-isolation@1"
-
-
-@pytest.fixture
-def personas(db) -> Personas:
-    return make_personas()
-
-
-@pytest.fixture(scope="package")
-def _catalog_once(django_db_setup, django_db_blocker):
-    """`load_catalog`, run once for this package rather than once per test (it compiles and
-    type-checks every rule). The rows are committed outside the tests' transactions, so they are
-    deleted again when the package is done: other packages start from the database they expect.
-    """
-    with django_db_blocker.unblock():
-        # Loaded already by someone else, who then cleans up.
-        ours = not (QuestionnaireVersion.objects.exists() or Ruleset.objects.exists())
-        if ours:
-            call_command("load_catalog", stdout=io.StringIO())
-    yield
-    if ours:
-        with django_db_blocker.unblock():
-            Ruleset.objects.all().delete()
-            QuestionnaireVersion.objects.all().delete()
-            Framework.objects.all().delete()
-
-
-@pytest.fixture
-def catalog(_catalog_once, db):
-    """The questionnaire, ruleset and framework catalogue, as `load_catalog` loads it."""
-
-
-@pytest.fixture(autouse=True)
-def private_media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def inline_scoring(settings, django_capture_on_commit_callbacks):
-    """`with inline_scoring(): ...` runs the scoring queued inside the block, in this process.
-
-    Tests run inside a transaction that never commits, and the services queue scoring on
-    commit: the block captures those callbacks and runs them (eagerly) when it ends. Only for
-    these unit tests; the integration tests run a real worker.
-    """
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
 @pytest.fixture

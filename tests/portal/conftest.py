@@ -1,19 +1,16 @@
 """A catalogue, Acme's personas, one assessment with the buyer's USE answers, and a vendor link."""
 
 import datetime as dt
-import io
 import json
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from django.urls import reverse
 
 from assessments.models import Channel
 from assessments.services import assessment_create, vendor_create, vendor_link_issue
-from tests.personas import Personas, make_personas
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text(encoding="utf-8"))
@@ -45,16 +42,6 @@ def _isolated(settings, tmp_path):
     cache.clear()  # the token-failure counters live in the cache
     yield
     cache.clear()
-
-
-@pytest.fixture
-def catalog(db) -> None:
-    call_command("load_catalog", stdout=io.StringIO())
-
-
-@pytest.fixture
-def personas(db) -> Personas:
-    return make_personas()
 
 
 def make_assessment(organization, actor, vendor_name: str = "Cloud Inference Co"):

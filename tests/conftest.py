@@ -1,0 +1,76 @@
+"""Fixtures shared by every test package: personas, the catalogue, private media, inline scoring.
+
+Data is set up through the real services (`tests/personas.py`), never by hand-made rows.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from questionnaires.models import QuestionnaireVersion
+from scoring.models import Framework, Ruleset
+from tests.personas import Personas, make_personas
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+QUESTIONNAIRE = "ai-inference-isolation@1"
+
+
+def launch_answer_file() -> dict:
+    """The answer file of the incident vendor at launch (complete, valid)."""
+    return json.loads((EXAMPLES / "incident-2026-launch.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def personas(db) -> Personas:
+    """alice (owner), ava (assessor), rex (reviewer), vic (viewer) of Acme; oscar of Other Org."""
+    return make_personas()
+
+
+@pytest.fixture(scope="package")
+def _catalog_once(django_db_setup, django_db_blocker):
+    """`load_catalog`, run once per test package rather than once per test (it compiles and
+    type-checks every rule). The rows are committed outside the tests' transactions, so they are
+    deleted again when the package is done: other packages start from the database they expect.
+    """
+    with django_db_blocker.unblock():
+        ours = not (QuestionnaireVersion.objects.exists() or Ruleset.objects.exists())
+        if ours:
+            call_command("load_catalog", stdout=io.StringIO())
+    yield
+    if ours:
+        with django_db_blocker.unblock():
+            Ruleset.objects.all().delete()
+            QuestionnaireVersion.objects.all().delete()
+            Framework.objects.all().delete()
+
+
+@pytest.fixture
+def catalog(_catalog_once, db):
+    """The questionnaire, ruleset and framework catalogue, as `load_catalog` loads it.
+
+    A transactional test (live server, browser) empties every table when it ends, the
+    package-wide copy included: load it again then."""
+    if not QuestionnaireVersion.objects.exists():
+        call_command("load_catalog", stdout=io.StringIO())
+
+
+@pytest.fixture(autouse=True)
+def private_media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def inline_scoring(settings, django_capture_on_commit_callbacks):
+    """`with inline_scoring(): ...` runs the scoring queued inside the block, in this process.
+
+    Tests run inside a transaction that never commits, and the services queue scoring on
+    commit: the block captures those callbacks and runs them (eagerly) when it ends. Only for
+    unit tests; the integration tests run a real worker.
+    """
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    return lambda: django_capture_on_commit_callbacks(execute=True)

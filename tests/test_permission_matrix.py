@@ -1,0 +1,409 @@
+"""The permission matrix: every URL pattern of the project, every persona.
+
+`test_every_url_pattern_is_in_the_matrix` walks the URL resolver, so a new page or API route
+fails the suite until someone states here who may use it. Then each (pattern, persona) pair is
+requested for real: owner, assessor, reviewer and viewer of Acme, the owner of another
+organization (an outsider: Acme's objects are 404 to him, everywhere), a vendor link, and an
+anonymous visitor.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.test import Client, override_settings
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from PIL import Image
+
+from accounts.models import ApiToken, Membership
+from accounts.services import api_token_create, organization_update_branding
+from assessments import services
+from assessments.models import Channel
+from assessments.scoring_runs import scoring_run_execute
+from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
+from tests.personas import make_personas
+
+PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
+ACME_ROLES = ("owner", "assessor", "reviewer", "viewer")
+LOGIN_REDIRECT = 302
+OK = {200}
+WRITE_DONE = {200, 201, 202, 204, 302}  # allowed: done, or bounced back with a message
+WRITE_REFUSED_INPUT = {400, 409, 415}  # allowed, but this empty request is not acceptable
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Who may use one URL pattern, and how to call it."""
+
+    method: str = "GET"
+    kind: str = "web"  # web | api | portal | public
+    # The Acme roles allowed; the others get 403. `None`: every member (the page is not
+    # about a role-restricted action).
+    roles: tuple[str, ...] | None = None
+    # Whether the URL names an object of Acme (then the outsider gets 404).
+    acme_object: bool = True
+    # Statuses that count as "allowed" for this URL.
+    allowed: frozenset[int] = field(
+        default_factory=lambda: frozenset(WRITE_DONE | WRITE_REFUSED_INPUT | OK)
+    )
+    # Acme roles that see 404 instead of 403 (objects that are personal, like another's token).
+    hidden_from: tuple[str, ...] = ()
+    # The form or JSON body to send, built from the world (default: an empty one).
+    data: Callable[[World], dict] | None = None
+
+
+R = Rule
+MATRIX: dict[str, Rule] = {
+    # member web pages
+    "assessments:dashboard": R(acme_object=False),
+    "assessments:detail": R(),
+    "assessments:evidence_download": R(),
+    "assessments:invite": R("POST", roles=("owner", "assessor")),
+    "assessments:rescore": R("POST", roles=("owner", "assessor")),
+    "assessments:link_revoke": R("POST", roles=("owner", "assessor")),
+    # accounts
+    "accounts:login": R(kind="public"),
+    "accounts:logout": R("POST", kind="public"),
+    "accounts:organizations": R(acme_object=False),
+    "accounts:switch_organization": R(
+        "POST", data=lambda world: {"organization_id": world.personas.acme.pk}
+    ),
+    "accounts:current_page": R(acme_object=False),
+    "accounts:tokens": R(),
+    "accounts:token_revoke": R(
+        "POST", roles=("owner",), hidden_from=("assessor", "reviewer", "viewer")
+    ),
+    "accounts:members": R(roles=("owner",)),
+    "accounts:member_change_role": R("POST", roles=("owner",)),
+    "accounts:member_remove": R("POST", roles=("owner",)),
+    "accounts:branding": R(roles=("owner",)),
+    "accounts:logo": R(),
+    "set_language": R("POST", kind="public"),
+    # REST API
+    "api:questionnaire-list": R(kind="api", acme_object=False),
+    "api:questionnaire-detail": R(kind="api", acme_object=False),
+    "api:vendor-list": R(kind="api", acme_object=False),
+    "api:vendor-detail": R(kind="api"),
+    "api:assessment-list": R(kind="api", acme_object=False),
+    "api:assessment-detail": R(kind="api"),
+    "api:assessment-answers": R("PATCH", kind="api", roles=("owner", "assessor")),
+    "api:assessment-evidence": R("POST", kind="api", roles=("owner", "assessor")),
+    "api:assessment-submit": R("POST", kind="api", roles=("owner", "assessor")),
+    "api:assessment-rescore": R("POST", kind="api", roles=("owner", "assessor")),
+    "api:assessment-run": R(kind="api"),
+    "api:assessment-review": R("POST", kind="api", roles=("owner", "reviewer")),
+    "api:assessment-audit": R(kind="api", roles=("owner", "reviewer")),
+    "api:schema": R(kind="public"),  # the API's documentation is public; its data is not
+    "api:docs": R(kind="public"),
+    # vendor portal (a private link; members' sessions play no part)
+    "portal:landing": R(kind="portal"),
+    "portal:section": R(kind="portal"),
+    "portal:evidence_upload": R(
+        "POST",
+        kind="portal",
+        data=lambda world: {
+            "question": "CTX-08",
+            "file": SimpleUploadedFile("a.log", b"KV Cache is allocated. #tokens: 5"),
+        },
+    ),
+    "portal:evidence_delete": R("POST", kind="portal"),
+    "portal:review": R(kind="portal"),
+    "portal:thanks": R(kind="portal"),
+    "portal:language": R("POST", kind="portal"),
+}
+# Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
+UNNAMED_CATCH_ALLS = {"api/^"}
+
+
+def url_patterns(patterns=None, prefix: str = "", namespace: str = ""):
+    for pattern in patterns if patterns is not None else get_resolver().url_patterns:
+        if isinstance(pattern, URLResolver):
+            inner = (
+                f"{namespace}:{pattern.namespace}"
+                if namespace and pattern.namespace
+                else (pattern.namespace or namespace)
+            )
+            yield from url_patterns(pattern.url_patterns, prefix + str(pattern.pattern), inner)
+        elif isinstance(pattern, URLPattern):
+            name = f"{namespace}:{pattern.name}" if namespace and pattern.name else pattern.name
+            yield prefix + str(pattern.pattern), name
+
+
+def test_every_url_pattern_is_in_the_matrix():
+    named = {name for route, name in url_patterns() if name}
+    unnamed = {route for route, name in url_patterns() if not name}
+    assert named - set(MATRIX) == set(), "add the new URL patterns to MATRIX"
+    assert set(MATRIX) - named == set(), "remove patterns that no longer exist from MATRIX"
+    assert unnamed == UNNAMED_CATCH_ALLS
+
+
+@dataclass
+class World:
+    personas: object
+    assessment: object
+    other_assessment: object
+    token: str
+    other_token: str
+    kwargs: dict
+    users: dict
+
+
+@pytest.fixture(scope="module")
+def world_media(tmp_path_factory):
+    return tmp_path_factory.mktemp("matrix-media")
+
+
+@pytest.fixture(autouse=True)
+def private_media(settings, world_media):
+    """The world's evidence files live in one media folder for the whole module."""
+    settings.MEDIA_ROOT = world_media
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker, world_media):
+    """Acme with a scored assessment, evidence, a vendor link, a token and a logo; Other Org with
+    the same. Built once (through the services), removed when the module is done."""
+    with (
+        django_db_blocker.unblock(),
+        override_settings(CELERY_TASK_ALWAYS_EAGER=True, MEDIA_ROOT=world_media),
+    ):
+        call_command("flush", interactive=False, verbosity=0)
+        call_command("load_catalog", stdout=io.StringIO())
+        personas = make_personas()
+        acme, other = personas.acme, personas.other
+        answers = launch_answer_file()["answers"]
+
+        def scored_assessment(organization, actor):
+            vendor = services.vendor_create(
+                organization=organization, actor=actor, channel=Channel.WEB, name="Inferno AI"
+            )
+            assessment = services.assessment_create(
+                organization=organization,
+                vendor=vendor,
+                questionnaire_key=QUESTIONNAIRE,
+                actor=actor,
+                channel=Channel.WEB,
+                answers=answers,
+            )
+            upload = SimpleUploadedFile(
+                "prefill.log", (LOGS / "sglang-prefill-glm53-launch.log").read_bytes()
+            )
+            evidence = services.evidence_add(
+                assessment=assessment,
+                question_code="CTX-08",
+                upload=upload,
+                actor=actor,
+                channel=Channel.WEB,
+            )
+            link, token = services.vendor_link_issue(
+                assessment=assessment,
+                contact_email="sec@vendor.test",
+                actor=actor,
+                channel=Channel.WEB,
+            )
+            run = services.assessment_submit(
+                assessment=assessment, actor=actor, channel=Channel.WEB
+            )
+            scoring_run_execute(run_id=run.pk)
+            # A second, still editable assessment for the portal's evidence pages.
+            editable = services.assessment_create(
+                organization=organization,
+                vendor=vendor,
+                questionnaire_key=QUESTIONNAIRE,
+                actor=actor,
+                channel=Channel.WEB,
+                answers=answers,
+            )
+            services.evidence_add(
+                assessment=editable,
+                question_code="CTX-08",
+                upload=SimpleUploadedFile("p.log", b"not a log"),
+                actor=actor,
+                channel=Channel.WEB,
+            )
+            _link, editable_token = services.vendor_link_issue(
+                assessment=editable,
+                contact_email="sec@vendor.test",
+                actor=actor,
+                channel=Channel.WEB,
+            )
+            return assessment, evidence, link, run, vendor, editable, editable_token
+
+        acme_assessment, evidence, link, run, vendor, editable, token = scored_assessment(
+            acme, personas.ava
+        )
+        other_assessment, *_rest, other_token = scored_assessment(other, personas.oscar)
+        png = io.BytesIO()
+        Image.new("RGB", (4, 4), "navy").save(png, "PNG")
+        organization_update_branding(
+            organization=acme,
+            actor=personas.alice,
+            report_display_name="Acme",
+            brand_colour="#123456",
+            logo=png.getvalue(),
+        )
+        api_token_create(user=personas.alice, organization=acme, name="alice's")
+        kwargs = {
+            "assessment_id": acme_assessment.pk,
+            "evidence_id": evidence.pk,
+            "link_id": link.pk,
+            "run_id": run.pk,
+            "vendor_id": vendor.pk,
+            "organization_slug": acme.slug,
+            "token_id": ApiToken.objects.get(user=personas.alice).pk,
+            "membership_id": Membership.objects.get(user=personas.vic, organization=acme).pk,
+            "page": "tokens",
+            "slug": "ai-inference-isolation",
+            "section_code": "PRF",
+            "token": token,
+        }
+        portal_evidence = editable.evidence.get().pk
+        users = {
+            "owner": personas.alice,
+            "assessor": personas.ava,
+            "reviewer": personas.rex,
+            "viewer": personas.vic,
+            "outsider": personas.oscar,
+            "anonymous": None,
+        }
+        yield World(
+            personas,
+            acme_assessment,
+            other_assessment,
+            token,
+            other_token,
+            kwargs | {"portal_evidence_id": portal_evidence},
+            users,
+        )
+        call_command("flush", interactive=False, verbosity=0)
+
+
+def url_for(name: str, world: World) -> str:
+    kwargs = dict(world.kwargs)
+    if name == "portal:evidence_delete":  # the portal's evidence pages need an editable assessment
+        kwargs["evidence_id"] = kwargs["portal_evidence_id"]
+    needed = _kwargs_of(name)
+    missing = [key for key in needed if key not in kwargs]
+    assert not missing, f"the matrix has no value for URL argument(s) {missing} of {name}"
+    return reverse(name, kwargs={key: kwargs[key] for key in needed})
+
+
+def _kwargs_of(name: str) -> list[str]:
+    for route, pattern_name in url_patterns():
+        if pattern_name == name:
+            return re.findall(r"<(?:\w+:)?(\w+)>", route)
+    raise KeyError(name)
+
+
+def request(client: Client, name: str, url: str, world: World):
+    rule = MATRIX[name]
+    data = rule.data(world) if rule.data else {}
+    if rule.method == "GET":
+        return client.get(url)
+    if rule.kind == "api" and rule.method != "POST":
+        return client.generic(
+            rule.method, url, data=json.dumps(data), content_type="application/json"
+        )
+    return client.post(url, data)
+
+
+CASES = [
+    (name, persona)
+    for name, rule in MATRIX.items()
+    if rule.kind != "portal"
+    for persona in PERSONAS
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "persona"), CASES, ids=[f"{n}-{p}" for n, p in CASES])
+def test_each_persona_gets_what_it_should(world, name, persona, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    rule = MATRIX[name]
+    client = Client()
+    user = world.users[persona]
+    if user is not None:
+        client.force_login(user)
+    url = url_for(name, world)
+    response = request(client, name, url, world)
+    status = response.status_code
+    assert status < 500, f"{name} gave {status} to {persona}"
+    if rule.kind == "public":
+        return
+    if persona == "anonymous":
+        if rule.kind == "api":
+            assert status in {401, 403}, f"{name}: anonymous got {status}"
+        else:
+            assert status == LOGIN_REDIRECT and "/accounts/login/" in response["Location"], name
+        return
+    if persona == "outsider":
+        if rule.acme_object:
+            assert status == 404, f"{name}: the outsider got {status} for Acme's object"
+        else:
+            assert status in rule.allowed | {403}, f"{name}: outsider got {status}"
+        return
+    allowed_roles = rule.roles if rule.roles is not None else ACME_ROLES
+    if persona in allowed_roles:
+        assert status in rule.allowed, f"{name}: {persona} is allowed but got {status}"
+    elif persona in rule.hidden_from:
+        assert status == 404, f"{name}: {persona} should not see it ({status})"
+    else:
+        assert status == 403, f"{name}: {persona} should be refused with 403, got {status}"
+
+
+@pytest.mark.django_db
+def test_api_tokens_act_only_within_their_organization(world):
+    _token, key = api_token_create(
+        user=world.personas.oscar, organization=world.personas.other, name="oscar's"
+    )
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    for name in ("api:assessment-detail", "api:assessment-audit", "api:vendor-detail"):
+        assert client.get(url_for(name, world)).status_code == 404, name
+    assert (
+        client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
+        == 200
+    )
+
+
+PORTAL = [name for name, rule in MATRIX.items() if rule.kind == "portal"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", PORTAL)
+def test_a_vendor_link_reaches_its_own_assessment_only(world, name):
+    client = Client()
+    url = url_for(name, world)
+    response = request(client, name, url, world)
+    assert response.status_code < 500 and response.status_code not in {401, 403, 404}, (
+        f"{name}: the link's own page gave {response.status_code}"
+    )
+    # The same page with the link of another organization's assessment: the other assessment's
+    # objects (evidence ids) are unknown to it.
+    if "evidence_id" in _kwargs_of(name):
+        other = url.replace(world.token, world.other_token)
+        assert request(Client(), name, other, world).status_code == 404
+    # A made-up token reaches nothing.
+    forged = url.replace(world.token, "x" * len(world.token))
+    assert request(Client(), name, forged, world).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_vendor_link_never_reaches_the_buyers_section(world):
+    url = reverse("portal:section", args=[world.token, "USE"])
+    assert Client().get(url).status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("persona", ACME_ROLES + ("outsider",))
+def test_a_member_session_does_not_open_the_vendor_portal_without_the_token(world, persona):
+    client = Client()
+    client.force_login(world.users[persona])
+    forged = reverse("portal:landing", args=["not-a-token"])
+    assert client.get(forged).status_code == 404

@@ -211,3 +211,9 @@ def api(personas: Personas) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
+
+
+@pytest.fixture(autouse=True)
+def private_media():
+    """Overrides the per-test media folder of tests/conftest.py: the worker process reads
+    evidence from the folder set up once for the session."""

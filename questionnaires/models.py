@@ -15,7 +15,10 @@ from django.utils.translation import gettext_lazy as _
 from .spec import ANSWER_TYPES, AUDIENCES, QuestionnaireSpec, parse_questionnaire
 
 
-class QuestionnaireVersion(models.Model):
+class PublishedCatalogVersion(models.Model):
+    """A published version of catalogue content (a questionnaire or a ruleset): the parsed YAML
+    as it was loaded, and its hash, which `load_catalog` compares to refuse any change."""
+
     slug = models.SlugField(max_length=100)
     version = models.CharField(max_length=20)
     title_en = models.CharField(max_length=200)
@@ -25,9 +28,7 @@ class QuestionnaireVersion(models.Model):
     published_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["slug", "version"], name="unique_questionnaire_version")
-        ]
+        abstract = True
         ordering = ["slug", "version"]
 
     def __str__(self) -> str:
@@ -36,6 +37,13 @@ class QuestionnaireVersion(models.Model):
     @property
     def key(self) -> str:
         return f"{self.slug}@{self.version}"
+
+
+class QuestionnaireVersion(PublishedCatalogVersion):
+    class Meta(PublishedCatalogVersion.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="unique_questionnaire_version")
+        ]
 
     @cached_property
     def spec(self) -> QuestionnaireSpec:

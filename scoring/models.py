@@ -10,7 +10,7 @@ from functools import cached_property
 
 from django.db import models
 
-from questionnaires.models import QuestionnaireVersion
+from questionnaires.models import PublishedCatalogVersion, QuestionnaireVersion
 
 from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_ruleset
 
@@ -44,30 +44,15 @@ class Framework(models.Model):
         )
 
 
-class Ruleset(models.Model):
-    slug = models.SlugField(max_length=100)
-    version = models.CharField(max_length=20)
+class Ruleset(PublishedCatalogVersion):
     questionnaire = models.ForeignKey(
         QuestionnaireVersion, on_delete=models.PROTECT, related_name="rulesets"
     )
-    title_en = models.CharField(max_length=200)
-    title_zh_hant = models.CharField(max_length=200)
-    content = models.JSONField()
-    content_hash = models.CharField(max_length=64)
-    published_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
+    class Meta(PublishedCatalogVersion.Meta):
         constraints = [
             models.UniqueConstraint(fields=["slug", "version"], name="unique_ruleset_version")
         ]
-        ordering = ["slug", "version"]
-
-    def __str__(self) -> str:
-        return self.key
-
-    @property
-    def key(self) -> str:
-        return f"{self.slug}@{self.version}"
 
     @cached_property
     def spec(self) -> RulesetSpec:

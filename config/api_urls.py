@@ -63,6 +63,7 @@ v1 = [
         assessments_api.AssessmentAudit.as_view(),
         name="assessment-audit",
     ),
+    path("", include("reports.api_urls")),
 ]
 
 urlpatterns = [

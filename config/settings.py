@@ -113,6 +113,7 @@ LANGUAGES = [("en", _("English")), ("zh-hant", _("Traditional Chinese"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "Asia/Hong_Kong")
 USE_I18N = True
+FORMAT_MODULE_PATH = ["config.formats"]
 USE_TZ = True
 
 STATIC_URL = "/static/"
@@ -174,6 +175,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
+        "ReportStatusEnum": "reports.models.ReportStatus",
+    },
 }
 
 LOGGING = {
@@ -181,6 +186,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # WeasyPrint logs every layout step at INFO.
+    "loggers": {"weasyprint.progress": {"level": "WARNING"}},
 }
 
 if not DEBUG:

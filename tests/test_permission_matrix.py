@@ -27,6 +27,7 @@ from accounts.services import api_token_create, organization_update_branding
 from assessments import services
 from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
+from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas
 
@@ -68,6 +69,18 @@ MATRIX: dict[str, Rule] = {
     "assessments:invite": R("POST", roles=("owner", "assessor")),
     "assessments:rescore": R("POST", roles=("owner", "assessor")),
     "assessments:link_revoke": R("POST", roles=("owner", "assessor")),
+    "assessments:link_reinvite": R("POST", roles=("owner", "assessor")),
+    "assessments:set_language": R("POST", kind="public"),
+    "assessments:vendor_list": R(acme_object=False),
+    "assessments:vendor_create": R(roles=("owner", "assessor"), acme_object=False),
+    "assessments:vendor_edit": R(roles=("owner", "assessor")),
+    "assessments:create": R(roles=("owner", "assessor"), acme_object=False),
+    "assessments:compare": R(acme_object=False),
+    "assessments:edit": R(roles=("owner", "assessor")),
+    "assessments:progress": R(),
+    "assessments:findings": R(),
+    "assessments:risk_decision": R("POST", roles=("owner", "assessor")),
+    "assessments:review": R("POST", roles=("owner", "reviewer")),
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
@@ -102,6 +115,14 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-audit": R(kind="api", roles=("owner", "reviewer")),
     "api:schema": R(kind="public"),  # the API's documentation is public; its data is not
     "api:docs": R(kind="public"),
+    # reports
+    "reports:assessment_reports": R(),
+    "reports:verify": R(acme_object=False),
+    "reports:status": R(),
+    "reports:download": R(),
+    "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
+    "api:report-detail": R(kind="api"),
+    "api:report-download": R(kind="api"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -250,6 +271,10 @@ def world(django_db_setup, django_db_blocker, world_media):
             logo=png.getvalue(),
         )
         api_token_create(user=personas.alice, organization=acme, name="alice's")
+        acme_assessment.refresh_from_db()  # scored since it was created
+        report = report_request(
+            assessment=acme_assessment, language="en", actor=personas.ava, channel=Channel.WEB
+        )
         kwargs = {
             "assessment_id": acme_assessment.pk,
             "evidence_id": evidence.pk,
@@ -262,6 +287,8 @@ def world(django_db_setup, django_db_blocker, world_media):
             "page": "tokens",
             "slug": "ai-inference-isolation",
             "section_code": "PRF",
+            "rule_id": "KV-POOL-BELOW-CONTEXT",
+            "report_id": report.pk,
             "token": token,
         }
         portal_evidence = editable.evidence.get().pk

@@ -5,6 +5,9 @@ from django.core.management import call_command
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
 ENDPOINTS = {
+    "/api/v1/assessments/{assessment_id}/reports/": {"post"},
+    "/api/v1/reports/{report_id}/": {"get"},
+    "/api/v1/reports/{report_id}/download/": {"get"},
     "/api/v1/questionnaires/": {"get"},
     "/api/v1/questionnaires/{slug}/": {"get"},
     "/api/v1/vendors/": {"get", "post"},

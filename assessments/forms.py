@@ -1,0 +1,468 @@
+"""Forms of the member pages. They check the shape of what was typed and give every problem as
+a message beside its field, in the active language; the services check again and save.
+
+Answers to catalogue questions (the buyer's USE section) are checked by the same function the
+API and the vendor portal use (`questionnaires.validation.clean_answer`), so a value accepted or
+refused here is accepted or refused everywhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+from questionnaires.spec import Question, QuestionnaireSpec
+from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, hidden_codes, is_blank
+
+from .models import AssessmentStatus, ReviewDecision, RiskDecisionKind, RiskTier, Vendor
+
+REQUIRED_MESSAGE = _("This question is required.")
+
+
+class DateInput(forms.DateInput):
+    """The browser's date picker; the value is always sent as YYYY-MM-DD."""
+
+    input_type = "date"
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__(attrs=attrs, format="%Y-%m-%d")
+
+
+def _future_date(value: dt.date | None, message: Any) -> dt.date | None:
+    if value is not None and value <= timezone.localdate():
+        raise forms.ValidationError(message, code="past")
+    return value
+
+
+# -- vendors -------------------------------------------------------------------------------
+
+
+class VendorForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200)
+    website = forms.URLField(
+        label=_("Website"), required=False, max_length=200, assume_scheme="https"
+    )
+    contact_name = forms.CharField(label=_("Contact name"), max_length=200, required=False)
+    contact_email = forms.EmailField(
+        label=_("Contact email"),
+        required=False,
+        help_text=_("Suggested when you invite this vendor to answer an assessment."),
+    )
+    notes = forms.CharField(
+        label=_("Notes"),
+        max_length=4000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_("Only members of your organization see these notes."),
+    )
+
+    def clean_name(self) -> str:
+        return self.cleaned_data["name"].strip()
+
+
+# -- assessments -----------------------------------------------------------------------------
+
+
+class AssessmentForm(forms.Form):
+    """Vendor, questionnaire version and due date of a new assessment."""
+
+    vendor = forms.ModelChoiceField(
+        label=_("Vendor"), queryset=Vendor.objects.none(), empty_label=_("Choose a vendor")
+    )
+    questionnaire = forms.ChoiceField(
+        label=_("Questionnaire version"),
+        help_text=_("The vendor answers this version; it cannot change once the vendor starts."),
+    )
+    due_date = forms.DateField(
+        label=_("Due date"),
+        required=False,
+        widget=DateInput(),
+        help_text=_("When the vendor's answers are due. Overdue assessments are listed first."),
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        vendors: Any,
+        questionnaires: Iterable[tuple[str, str]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["vendor"].queryset = vendors
+        self.fields["questionnaire"].choices = list(questionnaires)
+
+    def clean_due_date(self) -> dt.date | None:
+        return _future_date(
+            self.cleaned_data.get("due_date"), _("The due date must be after today.")
+        )
+
+
+class DueDateForm(forms.Form):
+    due_date = forms.DateField(
+        label=_("Due date"),
+        required=False,
+        widget=DateInput(),
+        help_text=_("Leave empty for no due date."),
+    )
+
+
+class AnswerField(forms.Field):
+    """One catalogue question as a form field, checked by `clean_answer`.
+
+    Never `required` at field level: whether a question is required depends on the other
+    answers (`show_if`), which `CatalogueAnswersForm.clean` decides.
+    """
+
+    def __init__(self, question: Question, language: str) -> None:
+        self.question = question
+        self.catalogue_required = question.required
+        self.unit = question.unit_label.get(language) if question.unit_label else ""
+        attrs: dict[str, Any] = {}
+        if question.placeholder:
+            attrs["placeholder"] = question.placeholder.get(language)
+        widget: forms.Widget
+        if question.type in ("yes_no", "choice", "multi_choice"):
+            if question.type == "yes_no":
+                labels = yes_no_labels()
+                choices = [(code, labels[code]) for code in question.option_codes]
+            else:
+                choices = [(o.code, o.label.get(language)) for o in question.options]
+            widget_class = (
+                forms.CheckboxSelectMultiple
+                if question.type == "multi_choice"
+                else forms.RadioSelect
+            )
+            widget = widget_class(choices=choices)
+        elif question.type == "integer":
+            widget = forms.TextInput(
+                attrs={**attrs, "inputmode": "numeric", "autocomplete": "off", "class": "number"}
+            )
+        elif question.type == "date":
+            widget = DateInput(attrs=attrs)
+        elif question.type == "text":
+            widget = forms.Textarea(attrs={**attrs, "rows": 3, "maxlength": TEXT_MAX_LENGTH})
+        else:  # version
+            widget = forms.TextInput(attrs={**attrs, "autocomplete": "off", "spellcheck": "false"})
+        help_text = question.help.get(language)
+        if question.blank_means:
+            help_text = f"{help_text} {question.blank_means.get(language)}"
+        super().__init__(
+            required=False, label=question.text.get(language), help_text=help_text, widget=widget
+        )
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return clean_answer(self.question, value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc.args[0]), code="invalid") from None
+
+    def prepare_value(self, value: Any) -> Any:
+        if self.question.type == "integer" and isinstance(value, int):
+            return f"{value:,}"
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        return value
+
+
+def yes_no_labels() -> dict[str, str]:
+    # The same words (and message context) as the vendor portal's answers.
+    return {
+        "yes": pgettext_lazy("answer", "Yes"),
+        "no": pgettext_lazy("answer", "No"),
+        "unknown": pgettext_lazy("answer", "Unknown"),
+    }
+
+
+class CatalogueAnswersForm(forms.Form):
+    """The questions of some sections of a questionnaire (for the assessor: section USE), with
+    an optional comment per question. Field names are the question codes."""
+
+    def __init__(
+        self,
+        *args: Any,
+        questionnaire: QuestionnaireSpec,
+        section_codes: Iterable[str],
+        language: str,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.questionnaire = questionnaire
+        wanted = set(section_codes)
+        self.sections = [s for s in questionnaire.sections if s.code in wanted]
+        for section in self.sections:
+            for question in section.questions:
+                if question.type == "file":
+                    continue  # evidence is uploaded, not typed
+                self.fields[question.code] = AnswerField(question, language)
+                self.fields[comment_name(question.code)] = forms.CharField(
+                    label=_("Comment (optional)"),
+                    required=False,
+                    max_length=TEXT_MAX_LENGTH,
+                    widget=forms.Textarea(attrs={"rows": 2}),
+                )
+
+    @property
+    def question_codes(self) -> list[str]:
+        return [name for name, field in self.fields.items() if isinstance(field, AnswerField)]
+
+    def question_fields(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
+        """(answer, comment) bound fields, in questionnaire order, of the visible questions."""
+        hidden = self.hidden
+        return [
+            (self[code], self[comment_name(code)])
+            for code in self.question_codes
+            if code not in hidden
+        ]
+
+    @property
+    def hidden(self) -> set[str]:
+        """Questions whose `show_if` is false given the answers typed (or stored)."""
+        values: dict[str, Any] = {}
+        for code in self.question_codes:
+            try:
+                values[code] = clean_answer(self.fields[code].question, self[code].value())  # type: ignore[attr-defined]
+            except ValueError:
+                values[code] = None
+        return hidden_codes(self.questionnaire, values) & set(self.question_codes)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        hidden = hidden_codes(
+            self.questionnaire, {code: cleaned.get(code) for code in self.question_codes}
+        )
+        for code in self.question_codes:
+            if code in hidden:
+                # Not asked, given the other answers: neither required nor saved.
+                self.errors.pop(code, None)
+                cleaned.pop(code, None)
+                cleaned.pop(comment_name(code), None)
+                continue
+            field = self.fields[code]
+            if (
+                getattr(field, "catalogue_required", False)
+                and code not in self.errors
+                and is_blank(cleaned.get(code))
+            ):
+                self.add_error(code, forms.ValidationError(REQUIRED_MESSAGE, code="required"))
+        return cleaned
+
+    def answers(self) -> dict[str, Any]:
+        """Answers to save (None clears one), keyed by question code."""
+        return {
+            code: self.cleaned_data[code]
+            for code in self.question_codes
+            if code in self.cleaned_data
+        }
+
+    def comments(self) -> dict[str, str]:
+        return {
+            code: self.cleaned_data[comment_name(code)].strip()
+            for code in self.question_codes
+            if comment_name(code) in self.cleaned_data
+        }
+
+
+def comment_name(code: str) -> str:
+    return f"comment-{code}"
+
+
+def catalogue_initial(values: Mapping[str, Any], comments: Mapping[str, str]) -> dict[str, Any]:
+    return {**values, **{comment_name(code): text for code, text in comments.items()}}
+
+
+# -- vendor links ------------------------------------------------------------------------------
+
+
+class InviteForm(forms.Form):
+    contact_email = forms.EmailField(label=_("Contact email"))
+    contact_name = forms.CharField(label=_("Contact name"), max_length=200, required=False)
+    language = forms.ChoiceField(
+        label=_("Language of the email and questionnaire"),
+        choices=settings.LANGUAGES,
+        initial="en",
+        help_text=_("The vendor can switch language on every page."),
+    )
+
+
+# -- findings ---------------------------------------------------------------------------------
+
+
+class FilterForm(forms.Form):
+    """A GET form of list filters: an invalid value (e.g. an unknown status) filters nothing."""
+
+    def filters(self) -> dict[str, Any]:
+        self.is_valid()
+        return {
+            name: value
+            for name, value in getattr(self, "cleaned_data", {}).items()
+            if name not in self.errors and value not in ("", None, False)
+        }
+
+
+class FindingFilterForm(FilterForm):
+    severity = forms.ChoiceField(label=_("Severity"), required=False)
+    section = forms.ChoiceField(label=_("Section"), required=False)
+    framework = forms.ChoiceField(label=_("Framework reference"), required=False)
+
+    def __init__(
+        self,
+        *args: Any,
+        sections: Iterable[tuple[str, str]],
+        frameworks: Iterable[tuple[str, Any]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["severity"].choices = [("", _("Any severity")), *RiskTier.choices]
+        self.fields["section"].choices = [("", _("Any section")), *sections]
+        self.fields["framework"].choices = [("", _("Any framework")), *frameworks]
+
+
+class RiskDecisionForm(forms.Form):
+    kind = forms.ChoiceField(
+        label=_("Decision"),
+        choices=RiskDecisionKind.choices,
+        widget=forms.RadioSelect,
+        initial=RiskDecisionKind.MITIGATION,
+    )
+    justification = forms.CharField(
+        label=_("Justification"),
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Why the risk is accepted, or what mitigates it. The finding stays listed."),
+    )
+    owner = forms.CharField(
+        label=_("Owner"),
+        max_length=200,
+        help_text=_("The person accountable for this decision."),
+    )
+    expires_on = forms.DateField(
+        label=_("Expiry date"),
+        widget=DateInput(),
+        help_text=_("The decision must be reviewed again by this date."),
+    )
+
+    def clean_expires_on(self) -> dt.date | None:
+        return _future_date(
+            self.cleaned_data.get("expires_on"), _("The expiry date must be in the future.")
+        )
+
+
+# -- review --------------------------------------------------------------------------------
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=ReviewDecision.choices, widget=forms.RadioSelect
+    )
+    conditions = forms.CharField(
+        label=_("Conditions"),
+        required=False,
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Required for “Approved with conditions”."),
+    )
+    message = forms.CharField(
+        label=_("Message to the vendor"),
+        required=False,
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Required for “Changes requested”: the vendor sees it on their link."),
+    )
+    reopen_codes = forms.MultipleChoiceField(
+        label=_("Questions to re-open"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "Required for “Changes requested”: only these questions can be changed by the vendor."
+        ),
+    )
+
+    def __init__(
+        self, *args: Any, questionnaire: QuestionnaireSpec, language: str, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reopen_codes"].choices = [
+            (
+                f"{section.code} — {section.title.get(language)}",
+                [(q.code, f"{q.code} — {q.text.get(language)}") for q in section.questions],
+            )
+            for section in questionnaire.sections
+            if section.vendor_facing
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        decision = cleaned.get("decision")
+        if (
+            decision == ReviewDecision.APPROVED_WITH_CONDITIONS
+            and not cleaned.get("conditions", "").strip()
+        ):
+            self.add_error("conditions", _("State the conditions of the approval."))
+        if decision == ReviewDecision.CHANGES_REQUESTED:
+            if not cleaned.get("reopen_codes"):
+                self.add_error(
+                    "reopen_codes", _("Choose the questions the vendor should answer again.")
+                )
+            if not cleaned.get("message", "").strip():
+                self.add_error("message", _("Tell the vendor what to change."))
+        return cleaned
+
+
+# -- dashboard and comparison ---------------------------------------------------------------
+
+NOT_SCORED = "unscored"
+
+
+class DashboardFilterForm(FilterForm):
+    q = forms.CharField(label=_("Vendor name"), required=False, max_length=200)
+    status = forms.ChoiceField(
+        label=_("Status"),
+        required=False,
+        choices=[("", _("Any status")), *AssessmentStatus.choices],
+    )
+    tier = forms.ChoiceField(
+        label=_("Risk tier"),
+        required=False,
+        choices=[("", _("Any tier")), *RiskTier.choices, (NOT_SCORED, _("Not scored"))],
+    )
+    overdue = forms.BooleanField(label=_("Overdue only"), required=False)
+
+
+MIN_COMPARED, MAX_COMPARED = 2, 5
+
+
+class CompareForm(forms.Form):
+    assessments = forms.MultipleChoiceField(
+        label=_("Scored assessments"),
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("Choose two to five."),
+    )
+
+    def __init__(self, *args: Any, choices: Iterable[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assessments"].choices = list(choices)
+
+    def clean_assessments(self) -> list[str]:
+        chosen = self.cleaned_data["assessments"]
+        if not MIN_COMPARED <= len(chosen) <= MAX_COMPARED:
+            raise forms.ValidationError(
+                _("Choose between %(min)s and %(max)s assessments; you chose %(count)s.")
+                % {"min": MIN_COMPARED, "max": MAX_COMPARED, "count": len(chosen)},
+                code="count",
+            )
+        return chosen
+
+
+def add_service_errors(form: forms.Form, errors: Mapping[str, list[str]]) -> None:
+    """Put a service's `{field: [messages]}` on the form: beside the field it names, or at the
+    top of the form for anything else."""
+    for key, messages in errors.items():
+        for message in messages:
+            form.add_error(key if key in form.fields else None, message)

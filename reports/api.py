@@ -1,0 +1,170 @@
+"""REST endpoints for reports: request one (`POST assessments/{id}/reports/`), follow it
+(`GET reports/{id}/`) and download it (`GET reports/{id}/download/`).
+
+Thin on purpose, like `assessments.api`: shape checks in an input serializer, lookups through
+the selectors (another organization's object is a 404), one service call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext
+from assessments import selectors as assessment_selectors
+from assessments.models import Channel
+from config.api import InputSerializer, OrganizationAPIView, error_responses
+
+from . import selectors, services
+from .models import Report, ReportLanguage
+
+
+class ReportRequestInputSerializer(InputSerializer):
+    language = serializers.ChoiceField(
+        choices=ReportLanguage.choices, help_text="`en` or `zh-hant`."
+    )
+    run = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="Id of the scoring run to report on (default: the latest). Any past run "
+        "can be reported as it was scored.",
+    )
+
+
+class ReportSerializer(serializers.ModelSerializer):
+    assessment = serializers.IntegerField(source="assessment_id")
+    run = serializers.IntegerField(source="run_id")
+    ruleset = serializers.CharField(source="run.ruleset.key", help_text="slug@version")
+    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
+    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
+
+    class Meta:
+        model = Report
+        fields = [
+            "id",
+            "number",
+            "status",
+            "language",
+            "assessment",
+            "run",
+            "ruleset",
+            "sha256",
+            "size",
+            "pages",
+            "error",
+            "created_at",
+            "rendered_at",
+            "download",
+        ]
+        read_only_fields = fields
+
+    def get_sha256(self, report: Report) -> str | None:
+        return report.sha256 or None
+
+    def get_download(self, report: Report) -> str | None:
+        if not report.is_ready:
+            return None
+        path = reverse("api:report-download", kwargs={"report_id": report.pk})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class AssessmentReports(OrganizationAPIView):
+    """Reports of one assessment."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"POST": services.REPORT_REQUEST_CAPABILITIES}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Generate a PDF report",
+        description="Queues the rendering (202) of a report of a scoring run (default: the "
+        "latest) in English or Traditional Chinese. Follow it at `GET reports/{id}/`. "
+        "Assessors, reviewers and owners.",
+        request=ReportRequestInputSerializer,
+        responses={202: ReportSerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
+    def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
+        assessment = assessment_selectors.assessment_get(
+            organization=org.organization, assessment_id=assessment_id
+        )
+        serializer = ReportRequestInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = None
+        if data.get("run") is not None:
+            run = assessment_selectors.run_get(organization=org.organization, run_id=data["run"])
+        report = services.report_request(
+            assessment=assessment,
+            run=run,
+            language=data["language"],
+            actor=org.user,
+            channel=Channel.API,
+        )
+        report = selectors.report_get(organization=org.organization, report_id=report.pk)
+        return Response(
+            ReportSerializer(report, context={"request": request}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class ReportDetail(OrganizationAPIView):
+    """One report: its status, and its SHA-256 and download address once ready."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="A report's status",
+        description="`status` is queued, rendering, ready or failed (`error` says why).",
+        responses={200: ReportSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request: Request, org: OrgContext, report_id: int) -> Response:
+        report = selectors.report_get(organization=org.organization, report_id=report_id)
+        return Response(ReportSerializer(report, context={"request": request}).data)
+
+
+class FirstRendererNegotiation(BaseContentNegotiation):
+    """The download answers a PDF, whatever the Accept header, and its errors in JSON."""
+
+    def select_parser(self, request: Request, parsers: list) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(
+        self, request: Request, renderers: list, format_suffix: str | None = None
+    ) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type
+
+
+class ReportDownload(OrganizationAPIView):
+    """The PDF of a ready report, byte for byte as generated."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Download a report",
+        description="The stored PDF (`Content-Disposition: attachment`); 409 until ready.",
+        responses={
+            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
+            **error_responses(401, 403, 404, 409),
+        },
+    )
+    def get(self, request: Request, org: OrgContext, report_id: int) -> HttpResponse:
+        report = selectors.report_get(organization=org.organization, report_id=report_id)
+        data = services.report_file(report=report)
+        response = HttpResponse(data, content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Cache-Control"] = "private, no-store"
+        return response

@@ -1,0 +1,22 @@
+"""REST endpoints of reports, to be listed under /api/v1/ by config.api_urls.
+
+No app_name: included into the "api" namespace, the names reverse as "api:report-detail".
+"""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path(
+        "assessments/<int:assessment_id>/reports/",
+        api.AssessmentReports.as_view(),
+        name="assessment-reports",
+    ),
+    path("reports/<int:report_id>/", api.ReportDetail.as_view(), name="report-detail"),
+    path(
+        "reports/<int:report_id>/download/",
+        api.ReportDownload.as_view(),
+        name="report-download",
+    ),
+]

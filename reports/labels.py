@@ -1,0 +1,314 @@
+"""Every fixed string of the PDF report, in English and Traditional Chinese (Hong Kong usage).
+
+Kept here rather than in the .po file (maintained elsewhere), so that a report is complete in
+either language whatever state the translations are in. Chinese terms follow the glossary
+(`shared/spec/glossary.md`): 發現事項, 佐證資料, 風險級別, 詞元, 快取, 簽核...
+A test checks that both languages have exactly the same keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+LANGUAGES = ("en", "zh-hant")
+
+# The lang attribute of the PDF's <html> element (and thus the PDF's /Lang entry).
+HTML_LANG = {"en": "en", "zh-hant": "zh-Hant-HK"}
+
+LABELS: Mapping[str, Mapping[str, str]] = {
+    "en": {
+        "report_title": "AI inference vendor isolation assessment",
+        "report_subtitle": "Procurement report",
+        "report_number": "Report number",
+        "vendor": "Vendor",
+        "client": "Client organization",
+        "prepared_by": "Prepared by",
+        "date": "Date",
+        "language": "Edition",
+        "language_name": "English",
+        "questionnaire": "Questionnaire",
+        "ruleset": "Ruleset",
+        "scoring_run": "Scoring run",
+        "scored_as_of": "Scored as of",
+        "submitted_at": "Submitted",
+        "assessor": "Assessor",
+        "confidential": "Confidential: prepared for procurement decision-making.",
+        "contents": "Contents",
+        "executive_summary": "Executive summary",
+        "findings": "Findings",
+        "evidence": "Evidence",
+        "answers_appendix": "Appendix: questionnaire answers",
+        "sign_off": "Sign-off",
+        "risk_tier": "Risk tier",
+        "risk_score": "Risk score",
+        "score_of_100": "out of 100",
+        "formula_heading": "How the score is calculated",
+        "formula": (
+            "Points per fired rule: critical 40, high 15, medium 5, low 1. "
+            "Risk score = min(100, sum of points), an integer; 0 means nothing was found. "
+            "Risk tier: critical if any critical rule fired; else high if any high rule fired "
+            "or the score is at least 30; else medium if the score is at least 10; else low."
+        ),
+        "coverage_explained": (
+            "Coverage of a section is the share of that section's rules that did not fire "
+            "(100% = nothing found in the section)."
+        ),
+        "findings_by_severity": "Findings by severity",
+        "coverage_by_section": "Coverage per section",
+        "critical_and_high": "Critical and high findings",
+        "no_critical_or_high": "No critical or high finding.",
+        "findings_count": "Findings",
+        "points": "points",
+        "decision_heading": "Reviewer's decision",
+        "no_decision": "No reviewer has decided on this scoring run yet.",
+        "reviewer": "Reviewer",
+        "decided_at": "Decided",
+        "conditions": "Conditions",
+        "no_findings": "No rule fired: no findings.",
+        "severity": "Severity",
+        "section": "Section",
+        "why_fired": "Why it fired",
+        "incident_fact": "Incident fact it rests on",
+        "remediation": "Remediation",
+        "references": "Framework references",
+        "as_summarised": "as summarised",
+        "confidence_note": (
+            "References marked “as summarised” are cited from reputable secondary sources "
+            "(law firms, transcriptions), not from the primary text."
+        ),
+        "risk_decisions": "Risk decisions",
+        "decision_owner": "Owner",
+        "expires_on": "Expires",
+        "justification": "Justification",
+        "evidence_intro": (
+            "Startup logs of the vendor's inference engine, as parsed when this run was scored. "
+            "The numbers come from the engine's own log lines, quoted exactly below."
+        ),
+        "no_evidence": "No evidence files were submitted for this run.",
+        "evidence_question": "Question",
+        "file": "File",
+        "engine": "Inference engine",
+        "not_parsed": "Not parsed",
+        "kv_pool": "KV cache pool",
+        "context_length": "Context length",
+        "tokens": "tokens",
+        "line": "line {n}",
+        "instance": "Engine instance",
+        "role": "Role",
+        "failed_start": "failed start",
+        "notes": "Notes",
+        "smallest_pool": "Smallest KV cache pool over all logs",
+        "largest_context": "Largest context length over all logs",
+        "answers_intro": (
+            "Every question of the questionnaire with the answer scored in this run, and the "
+            "comment given with it. Section {buyer} is answered by the buyer and never shown "
+            "to the vendor."
+        ),
+        "not_answered": "Not answered",
+        "comment": "Comment",
+        "answered_by_vendor": "answered by the vendor",
+        "answered_by_buyer": "answered by the buyer",
+        "sign_off_intro": (
+            "This report reproduces scoring run {run} exactly as it was scored: its findings, "
+            "answers, evidence and ruleset version."
+        ),
+        "name": "Name",
+        "signature": "Signature",
+        "role_procurement": "Procurement lead",
+        "role_compliance": "Compliance officer",
+        "verification_heading": "Verifying this report",
+        "verification": (
+            "AVIA records the SHA-256 checksum of this PDF file when it is generated. Any member "
+            "of {organization} can upload the file on AVIA's report verification page to confirm "
+            "that it is an unaltered AVIA report, and to see which assessment and ruleset it "
+            "came from."
+        ),
+        "generated_at": "Generated",
+        "page_x_of_y_before": "Page ",
+        "page_x_of_y_middle": " of ",
+        "page_x_of_y_after": "",
+        "yes": "Yes",
+        "no": "No",
+        "unknown": "Unknown",
+        "list_separator": ", ",
+        "colon": ": ",
+        "parenthesised": " ({text})",
+        "severity_critical": "Critical",
+        "severity_high": "High",
+        "severity_medium": "Medium",
+        "severity_low": "Low",
+        "decision_approved": "Approved",
+        "decision_approved_with_conditions": "Approved with conditions",
+        "decision_rejected": "Rejected",
+        "decision_changes_requested": "Changes requested",
+        "risk_decision_acceptance": "Risk acceptance",
+        "risk_decision_mitigation": "Mitigation",
+        "role_prefill": "prefill",
+        "role_decode": "decode",
+        "role_single": "single node",
+        "generator": "AVIA",
+    },
+    "zh-hant": {
+        "report_title": "AI 推論服務供應商租戶隔離評估",
+        "report_subtitle": "採購報告",
+        "report_number": "報告編號",
+        "vendor": "供應商",
+        "client": "委託機構",
+        "prepared_by": "編製機構",
+        "date": "日期",
+        "language": "版本",
+        "language_name": "繁體中文",
+        "questionnaire": "問卷",
+        "ruleset": "規則集",
+        "scoring_run": "評分紀錄",
+        "scored_as_of": "評分基準日",
+        "submitted_at": "提交日期",
+        "assessor": "評估人",
+        "confidential": "機密文件：供採購決策之用。",
+        "contents": "目錄",
+        "executive_summary": "執行摘要",
+        "findings": "發現事項",
+        "evidence": "佐證資料",
+        "answers_appendix": "附錄：問卷答案",
+        "sign_off": "簽核",
+        "risk_tier": "風險級別",
+        "risk_score": "風險分數",
+        "score_of_100": "（滿分 100）",
+        "formula_heading": "風險分數的計算方法",
+        "formula": (
+            "每項觸發的規則按嚴重程度計分：嚴重 40 分、高 15 分、中 5 分、低 1 分。"
+            "風險分數 = min(100, 分數總和)，為整數；0 分表示沒有發現事項。"
+            "風險級別：如有任何嚴重規則觸發，為「嚴重」；否則如有任何高規則觸發或分數不少於 30，"
+            "為「高」；否則如分數不少於 10，為「中」；其餘為「低」。"
+        ),
+        "coverage_explained": (
+            "某部分的覆蓋率，指該部分規則中未有觸發的比例（100% 表示該部分沒有發現事項）。"
+        ),
+        "findings_by_severity": "按嚴重程度劃分的發現事項",
+        "coverage_by_section": "各部分覆蓋率",
+        "critical_and_high": "嚴重及高風險發現事項",
+        "no_critical_or_high": "沒有嚴重或高風險發現事項。",
+        "findings_count": "發現事項",
+        "points": "分",
+        "decision_heading": "審閱人決定",
+        "no_decision": "審閱人尚未就此評分紀錄作出決定。",
+        "reviewer": "審閱人",
+        "decided_at": "決定日期",
+        "conditions": "條件",
+        "no_findings": "沒有規則觸發：並無發現事項。",
+        "severity": "嚴重程度",
+        "section": "部分",
+        "why_fired": "觸發原因",
+        "incident_fact": "所依據的事故事實",
+        "remediation": "修復",
+        "references": "框架參考",
+        "as_summarised": "按二手資料概述",
+        "confidence_note": (
+            "標示「按二手資料概述」的參考出自可靠的二手資料（律師事務所評論、轉錄本等），而非原始條文。"
+        ),
+        "risk_decisions": "風險決定",
+        "decision_owner": "負責人",
+        "expires_on": "屆滿日期",
+        "justification": "理據",
+        "evidence_intro": (
+            "以下為供應商推論引擎的啟動日誌，按本次評分時的解析結果列出。"
+            "有關數字均取自引擎本身的日誌行，並於下方逐字引錄。"
+        ),
+        "no_evidence": "本次評分沒有提交佐證資料檔案。",
+        "evidence_question": "問題",
+        "file": "檔案",
+        "engine": "推論引擎",
+        "not_parsed": "未能解析",
+        "kv_pool": "KV 快取池",
+        "context_length": "上下文長度",
+        "tokens": "詞元",
+        "line": "第 {n} 行",
+        "instance": "引擎實例",
+        "role": "角色",
+        "failed_start": "啟動失敗",
+        "notes": "備註",
+        "smallest_pool": "所有日誌中最小的 KV 快取池",
+        "largest_context": "所有日誌中最大的上下文長度",
+        "answers_intro": (
+            "以下列出問卷每條問題在本次評分中採用的答案及所附備註。"
+            "{buyer} 部分由採購方填寫，不會向供應商顯示。"
+        ),
+        "not_answered": "未有作答",
+        "comment": "備註",
+        "answered_by_vendor": "由供應商填寫",
+        "answered_by_buyer": "由採購方填寫",
+        "sign_off_intro": (
+            "本報告按評分紀錄 {run} 的原貌重現：其發現事項、答案、佐證資料及規則集版本均與評分時相同。"
+        ),
+        "name": "姓名",
+        "signature": "簽署",
+        "role_procurement": "採購負責人",
+        "role_compliance": "合規主任",
+        "verification_heading": "核實本報告",
+        "verification": (
+            "AVIA 在產生本 PDF 檔案時已記錄其 SHA-256 校驗和。{organization}的任何成員均可在"
+            " AVIA 的報告核實頁面上載本檔案，以確認其為未經改動的 AVIA 報告，並查看其所屬的評估及規則集。"
+        ),
+        "generated_at": "產生時間",
+        "page_x_of_y_before": "第 ",
+        "page_x_of_y_middle": " 頁，共 ",
+        "page_x_of_y_after": " 頁",
+        "yes": "是",
+        "no": "否",
+        "unknown": "不確定",
+        "list_separator": "、",
+        "colon": "：",
+        "parenthesised": "（{text}）",
+        "severity_critical": "嚴重",
+        "severity_high": "高",
+        "severity_medium": "中",
+        "severity_low": "低",
+        "decision_approved": "批准",
+        "decision_approved_with_conditions": "附條件批准",
+        "decision_rejected": "拒絕",
+        "decision_changes_requested": "要求修改",
+        "risk_decision_acceptance": "風險接受",
+        "risk_decision_mitigation": "緩解措施",
+        "role_prefill": "prefill",
+        "role_decode": "decode",
+        "role_single": "單節點",
+        "generator": "AVIA",
+    },
+}
+
+
+def labels_for(language: str) -> Mapping[str, str]:
+    """The labels of one edition; an unknown language is a programming error."""
+    return LABELS[language]
+
+
+def format_date(value: dt.date | None, language: str) -> str:
+    """A date as a procurement document prints it: `2026-12-01` / `2026年12月1日`."""
+    if value is None:
+        return "—"
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if language == "zh-hant":
+        return f"{value.year}年{value.month}月{value.day}日"
+    return value.isoformat()
+
+
+def format_datetime(value: dt.datetime | None, language: str) -> str:
+    """A local date and time (the caller converts to the local time zone)."""
+    if value is None:
+        return "—"
+    return f"{format_date(value.date(), language)} {value:%H:%M}"
+
+
+def format_tokens(value: int | None, language: str) -> str:
+    if value is None:
+        return "—"
+    unit = LABELS[language]["tokens"]
+    return f"{value:,} {unit}"
+
+
+def format_line(number: int | None, language: str) -> str:
+    if number is None:
+        return ""
+    return LABELS[language]["line"].format(n=number)

@@ -1,0 +1,108 @@
+"""PDF reports: one row per generated document.
+
+A report renders one scoring run (not necessarily the latest) in one language. Once `ready`,
+its file, size and SHA-256 never change: generating again makes a new report with a new
+number. The file lives privately under MEDIA_ROOT/reports and is only served through
+permission-checked views.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import Organization
+from assessments.models import Assessment, ScoringRun
+
+
+class ReportStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RENDERING = "rendering", _("Rendering")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
+
+
+class ReportLanguage(models.TextChoices):
+    EN = "en", "English"
+    ZH_HANT = "zh-hant", "繁體中文"
+
+
+class Report(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="reports")
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="reports")
+    # PROTECT: a run that a report reproduces must stay (runs are never deleted anyway).
+    run = models.ForeignKey(ScoringRun, on_delete=models.PROTECT, related_name="reports")
+    language = models.CharField(_("language"), max_length=10, choices=ReportLanguage.choices)
+    # Human and unique: AVIA-2026-000123 (see services.report_number_allocate).
+    number = models.CharField(_("report number"), max_length=32, unique=True)
+    status = models.CharField(
+        _("status"), max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED
+    )
+    error = models.TextField(blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    storage_name = models.CharField(max_length=255, blank=True)
+    size = models.PositiveIntegerField(null=True, blank=True)
+    pages = models.PositiveSmallIntegerField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    rendered_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["organization", "sha256"], name="reports_org_sha256")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=ReportStatus.values), name="reports_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(language__in=ReportLanguage.values),
+                name="reports_language_valid",
+            ),
+            # A ready report always has its file and checksum; nothing else claims one.
+            models.CheckConstraint(
+                condition=(
+                    models.Q(status=ReportStatus.READY)
+                    & models.Q(sha256__regex=r"^[0-9a-f]{64}$")
+                    & ~models.Q(storage_name="")
+                    & models.Q(size__isnull=False)
+                    & models.Q(pages__isnull=False)
+                    & models.Q(rendered_at__isnull=False)
+                )
+                | (~models.Q(status=ReportStatus.READY) & models.Q(sha256="")),
+                name="reports_ready_has_file",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.number
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == ReportStatus.READY
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (ReportStatus.QUEUED, ReportStatus.RENDERING)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.number}-{self.language}.pdf"
+
+
+class ReportNumberSequence(models.Model):
+    """The last report number given out in a year (AVIA-<year>-<last>).
+
+    Incremented with a single UPDATE ... SET last = last + 1 inside the requesting
+    transaction, which takes the row lock: two concurrent requests can never get the same
+    number, on SQLite or PostgreSQL. `Report.number` is unique as the last line of defence.
+    """
+
+    year = models.PositiveIntegerField(primary_key=True)
+    last = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.year}: {self.last}"

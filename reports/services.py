@@ -1,0 +1,242 @@
+"""Writes for reports: requesting one, rendering it (what the Celery task calls), failing it,
+and checking an uploaded PDF against the reports of an organization.
+
+A report is immutable once ready: `report_render` never renders a ready report again, the
+file is written once under a new name and made read-only, and its SHA-256 is recorded in the
+same transaction that marks it ready. Generating again means requesting a new report, which
+gets a new number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from dataclasses import dataclass
+
+from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import Organization, User
+from accounts.roles import Capability
+from assessments.audit import audit_record
+from assessments.models import Assessment, Channel, RunStatus, ScoringRun
+from assessments.services import ConflictError, ServiceError
+
+from .context import report_context
+from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus
+from .rendering import render_report
+from .storage import report_storage
+
+logger = logging.getLogger(__name__)
+
+NUMBER_PREFIX = "AVIA"
+# Who may generate a report: whoever prepares assessments or decides on them (owners hold
+# both). Every member may read and download the reports that exist.
+REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
+# Reports are about 1 MB; anything much larger cannot be one of them.
+VERIFY_MAX_BYTES = 25 * 1024 * 1024
+
+
+class ReportIntegrityError(Exception):
+    """A ready report's stored file no longer matches the SHA-256 recorded for it."""
+
+
+# -- requesting ----------------------------------------------------------------------------
+
+
+def report_number_allocate(*, year: int) -> str:
+    """The next report number of `year`, e.g. AVIA-2026-000123. Call inside a transaction.
+
+    The UPDATE ... SET last = last + 1 locks the year's row until the transaction ends, so
+    concurrent requests queue up and never share a number; `Report.number` is unique too.
+    """
+    ReportNumberSequence.objects.get_or_create(year=year)
+    ReportNumberSequence.objects.filter(year=year).update(last=F("last") + 1)
+    last = ReportNumberSequence.objects.values_list("last", flat=True).get(year=year)
+    return f"{NUMBER_PREFIX}-{year}-{last:06d}"
+
+
+@transaction.atomic
+def report_request(
+    *,
+    assessment: Assessment,
+    language: str,
+    actor: User,
+    channel: str,
+    run: ScoringRun | None = None,
+) -> Report:
+    """Queue a report of `run` (default: the assessment's latest run) in `language`."""
+    errors: dict[str, list[str]] = {}
+    if language not in ReportLanguage.values:
+        errors["language"] = [_("Choose English (en) or Traditional Chinese (zh-hant).")]
+    run = run if run is not None else assessment.latest_run
+    if run is not None and run.assessment_id != assessment.pk:
+        errors["run"] = [_("This scoring run belongs to another assessment.")]
+    if errors:
+        raise ServiceError(errors)
+    if run is None or run.status != RunStatus.SUCCEEDED:
+        raise ConflictError({"run": [_("A report needs a finished scoring run.")]})
+    report = Report.objects.create(
+        organization_id=assessment.organization_id,
+        assessment=assessment,
+        run=run,
+        language=language,
+        number=report_number_allocate(year=timezone.localdate().year),
+        requested_by=actor,
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="report.requested",
+        actor=actor,
+        channel=channel,
+        detail={"report": report.number, "run": run.pk, "language": language},
+    )
+    from .tasks import render_report_task
+
+    render_report_task.delay_on_commit(report.pk)
+    return report
+
+
+# -- rendering (the task) ------------------------------------------------------------------
+
+
+def report_render(*, report_id: int) -> Report | None:
+    """Render a queued report and store it. Returns None when the report no longer exists.
+
+    Idempotent: a ready (or finally failed) report is returned unchanged, so a redelivered
+    task does nothing. Rendering takes seconds, so it happens outside any transaction; the
+    result is committed only if no other delivery finished first.
+    """
+    with transaction.atomic():
+        report = Report.objects.select_for_update().filter(pk=report_id).first()
+        if report is None or report.status in (ReportStatus.READY, ReportStatus.FAILED):
+            return report
+        report.status, report.error = ReportStatus.RENDERING, ""
+        report.attempts += 1
+        report.save(update_fields=["status", "error", "attempts"])
+
+    run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
+    rendered_at = timezone.now()
+    context = report_context(
+        run=run, language=report.language, number=report.number, generated_at=rendered_at
+    )
+    rendered = render_report(context)
+    digest = hashlib.sha256(rendered.pdf).hexdigest()
+
+    storage = report_storage()
+    name = storage.save(
+        f"{report.organization_id}/{report.number}-{report.language}-{uuid.uuid4().hex[:8]}.pdf",
+        ContentFile(rendered.pdf),
+    )
+    try:
+        with transaction.atomic():
+            report = Report.objects.select_for_update().get(pk=report_id)
+            if report.status != ReportStatus.RENDERING:
+                # Another delivery finished (or failed) it meanwhile: keep what it did.
+                transaction.on_commit(lambda: storage.delete(name))
+                return report
+            report.status = ReportStatus.READY
+            report.sha256 = digest
+            report.storage_name = name
+            report.size = len(rendered.pdf)
+            report.pages = rendered.pages
+            report.rendered_at = rendered_at
+            report.save(
+                update_fields=[
+                    "status",
+                    "sha256",
+                    "storage_name",
+                    "size",
+                    "pages",
+                    "rendered_at",
+                ]
+            )
+            audit_record(
+                organization=report.organization,
+                assessment=report.assessment,
+                action="report.generated",
+                channel=Channel.SYSTEM,
+                detail={
+                    "report": report.number,
+                    "run": report.run_id,
+                    "language": report.language,
+                    "sha256": digest,
+                    "pages": rendered.pages,
+                    "size": len(rendered.pdf),
+                },
+            )
+    except BaseException:
+        storage.delete(name)
+        raise
+    return report
+
+
+def report_fail(*, report_id: int, error: str) -> None:
+    """Record a report that cannot be rendered, with the reason. A ready report stays ready."""
+    with transaction.atomic():
+        report = Report.objects.select_for_update().filter(pk=report_id).first()
+        if report is None or report.status == ReportStatus.READY:
+            return
+        report.status, report.error = ReportStatus.FAILED, error[:2000]
+        report.save(update_fields=["status", "error"])
+        audit_record(
+            organization=report.organization,
+            assessment=report.assessment,
+            action="report.failed",
+            channel=Channel.SYSTEM,
+            detail={"report": report.number, "error": error[:500]},
+        )
+    logger.error("report %s failed: %s", report_id, error)
+
+
+# -- reading and verifying -----------------------------------------------------------------
+
+
+def report_file(*, report: Report) -> bytes:
+    """The stored PDF of a ready report, checked against its recorded SHA-256."""
+    if not report.is_ready:
+        raise ConflictError({"status": [_("The report is not ready.")]})
+    with report_storage().open(report.storage_name, "rb") as handle:
+        data = handle.read()
+    if hashlib.sha256(data).hexdigest() != report.sha256:
+        logger.error("report %s: the stored file does not match its SHA-256", report.number)
+        raise ReportIntegrityError(report.number)
+    return data
+
+
+@dataclass(frozen=True)
+class ReportVerification:
+    sha256: str
+    report: Report | None  # None: not an unaltered AVIA report of this organization
+
+    @property
+    def matched(self) -> bool:
+        return self.report is not None
+
+
+def report_verify(*, organization: Organization, uploaded_file: UploadedFile) -> ReportVerification:
+    """Is `uploaded_file` byte for byte one of this organization's ready reports?
+
+    Matched by SHA-256 within the organization only: another organization's report is
+    "not found", exactly like a file that was never an AVIA report.
+    """
+    if uploaded_file.size is not None and uploaded_file.size > VERIFY_MAX_BYTES:
+        raise ServiceError(
+            {"file": [_("This file is too large to be an AVIA report.")]},
+        )
+    digest = hashlib.sha256()
+    for chunk in uploaded_file.chunks():
+        digest.update(chunk)
+    sha256 = digest.hexdigest()
+    report = (
+        Report.objects.filter(organization=organization, sha256=sha256, status=ReportStatus.READY)
+        .select_related("assessment__vendor", "run__ruleset")
+        .first()
+    )
+    return ReportVerification(sha256=sha256, report=report)

@@ -1,0 +1,156 @@
+"""Web pages for reports: the reports of an assessment (and the request form), a report's status
+page, its download, and the verification page.
+
+Every view resolves the organization once (`member_context`) and fetches through the selectors,
+so another organization's reports are 404 and a role without the capability gets 403.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods
+
+from accounts.tenancy import OrgContext
+from assessments import selectors as assessment_selectors
+from assessments.models import Channel, RunStatus, ScoringRun
+from assessments.services import ServiceError
+from assessments.views import member_context
+
+from . import selectors, services
+from .models import ReportLanguage
+
+
+def can_request_reports(org: OrgContext) -> bool:
+    return any(org.can(capability) for capability in services.REPORT_REQUEST_CAPABILITIES)
+
+
+class ReportRequestForm(forms.Form):
+    language = forms.ChoiceField(label=gettext_lazy("Language"), choices=ReportLanguage.choices)
+    # Empty: the latest run (the assessment page's one-click form sends none).
+    run = forms.TypedChoiceField(
+        label=gettext_lazy("Scoring run"), coerce=int, required=False, empty_value=None
+    )
+
+    def __init__(self, *args: object, runs: list[ScoringRun], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["run"].choices = [
+            (
+                run.pk,
+                f"#{run.pk} · {run.created_at:%Y-%m-%d %H:%M} · {run.ruleset.key} · "
+                f"{run.get_risk_tier_display()} {run.risk_score}",
+            )
+            for run in runs
+        ]
+
+
+class VerifyForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("Report (PDF)"))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assessment_reports(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """The reports of one assessment; POST requests a new one (assessors and reviewers)."""
+    org = member_context(request)
+    assessment = assessment_selectors.assessment_get(
+        organization=org.organization, assessment_id=assessment_id
+    )
+    runs = list(
+        assessment_selectors.runs_for(assessment=assessment).filter(status=RunStatus.SUCCEEDED)
+    )
+    can_request = can_request_reports(org)
+    form = ReportRequestForm(
+        request.POST if request.method == "POST" else None,
+        runs=runs,
+        initial={"language": request.LANGUAGE_CODE, "run": assessment.latest_run_id},
+    )
+    if request.method == "POST":
+        if not can_request:
+            raise PermissionDenied
+        if form.is_valid():
+            run_id = form.cleaned_data["run"] or assessment.latest_run_id
+            run = (
+                assessment_selectors.run_get(organization=org.organization, run_id=run_id)
+                if run_id
+                else None
+            )
+            try:
+                report = services.report_request(
+                    assessment=assessment,
+                    run=run,
+                    language=form.cleaned_data["language"],
+                    actor=org.user,
+                    channel=Channel.WEB,
+                )
+            except ServiceError as exc:
+                for field, errors in exc.errors.items():
+                    messages.error(request, f"{field}: {' '.join(errors)}")
+            else:
+                messages.success(
+                    request,
+                    _("Report %(number)s is being generated.") % {"number": report.number},
+                )
+                return redirect("reports:status", report_id=report.pk)
+    return render(
+        request,
+        "reports/assessment_reports.html",
+        {
+            "org": org,
+            "assessment": assessment,
+            "reports": selectors.reports_for(organization=org.organization, assessment=assessment),
+            "form": form if can_request and runs else None,
+        },
+    )
+
+
+@login_required
+def report_status(request: HttpRequest, report_id: int) -> HttpResponse:
+    org = member_context(request)
+    report = selectors.report_get(organization=org.organization, report_id=report_id)
+    return render(request, "reports/status.html", {"org": org, "report": report})
+
+
+@login_required
+def report_download(request: HttpRequest, report_id: int) -> HttpResponse:
+    """The stored PDF, exactly as generated (checked against its SHA-256 before it is sent)."""
+    org = member_context(request)
+    report = selectors.report_get(organization=org.organization, report_id=report_id)
+    if not report.is_ready:
+        messages.error(request, _("This report is not ready to download."))
+        return redirect("reports:status", report_id=report.pk)
+    data = services.report_file(report=report)
+    response = HttpResponse(data, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def report_verify(request: HttpRequest) -> HttpResponse:
+    """Upload a PDF: is it an unaltered AVIA report of this organization, and of what?"""
+    org = member_context(request)
+    form = VerifyForm(request.POST or None, request.FILES or None)
+    verification = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            verification = services.report_verify(
+                organization=org.organization, uploaded_file=form.cleaned_data["file"]
+            )
+        except ServiceError as exc:
+            for errors in exc.errors.values():
+                for error in errors:
+                    form.add_error("file", error)
+    return render(
+        request,
+        "reports/verify.html",
+        {"org": org, "form": form, "verification": verification},
+    )

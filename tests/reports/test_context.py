@@ -1,0 +1,58 @@
+"""What a report prints, before any rendering: the context built from a run's snapshot."""
+
+import pytest
+
+from reports.context import report_context
+
+from .conftest import LOG, LOGS, make_scored_assessment
+
+pytestmark = pytest.mark.django_db
+
+
+def answers_by_code(context):
+    return {
+        answer.code: answer for section in context.answer_sections for answer in section.answers
+    }
+
+
+def test_answers_are_printed_in_the_reports_language(scored):
+    en = answers_by_code(report_context(run=scored.latest_run, language="en", number="X"))
+    zh = answers_by_code(report_context(run=scored.latest_run, language="zh-hant", number="X"))
+
+    assert (en["PRF-07"].value, zh["PRF-07"].value) == ("Yes", "是")
+    assert en["PRF-03"].value == "Shared multi-tenant endpoint"
+    assert zh["PRF-03"].value == "多租戶共享端點"
+    assert en["PRF-04"].value.startswith("Hong Kong SAR, ")
+    assert "、" in zh["PRF-04"].value
+    assert (en["CTX-01"].value, zh["CTX-01"].value) == ("1,048,576 tokens", "1,048,576 詞元")
+    assert en["CTX-08"].value == "sglang-prefill-glm53-launch.log"
+    assert not en["ISO-05"].answered and en["ISO-05"].value == "Not answered"
+    assert zh["ISO-05"].value == "未有作答"
+    assert en["ISO-05"].comment.startswith("No independent penetration test")
+
+
+def test_every_question_of_the_questionnaire_is_listed(scored):
+    context = report_context(run=scored.latest_run, language="en", number="X")
+    spec = scored.questionnaire.spec
+
+    assert [s.code for s in context.answer_sections] == [s.code for s in spec.sections]
+    assert set(answers_by_code(context)) == set(spec.questions)
+
+
+def test_each_log_is_listed_with_its_exact_lines_or_as_not_parsed(catalog, personas, inline_tasks):
+    notes = LOGS / "unrelated-runbook-notes.txt"
+    assessment = make_scored_assessment(personas, logs=(LOG, notes))
+
+    context = report_context(run=assessment.latest_run, language="en", number="X")
+
+    (question,) = context.evidence
+    assert question.code == "CTX-08"
+    assert question.pool == "681,280 tokens" and question.context == "1,048,576 tokens"
+    parsed, unparsed = question.files
+    assert (parsed.name, parsed.parsed, parsed.engine) == (LOG.name, True, "SGLang")
+    assert [line.number for line in parsed.lines] == [42]
+    assert "max_total_num_tokens=681280" in parsed.lines[0].text
+    assert parsed.pool_line == "line 42"
+    assert (unparsed.name, unparsed.parsed, unparsed.lines) == (notes.name, False, ())
+    assert unparsed.reason
+    assert answers_by_code(context)["CTX-08"].value == f"{LOG.name}, {notes.name}"

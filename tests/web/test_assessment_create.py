@@ -1,0 +1,204 @@
+"""New assessment: vendor, questionnaire version, due date and the buyer's USE answers rendered
+from the catalogue, each with its own error."""
+
+import datetime as dt
+
+import pytest
+from django.urls import reverse
+
+from assessments.models import Answer, Assessment, AuditEvent
+
+from .conftest import QUESTIONNAIRE, make_vendor
+
+CREATE = reverse("assessments:create")
+
+
+def form_data(chosen_vendor, **overrides):
+    data = {
+        "vendor": chosen_vendor.pk,
+        "questionnaire": QUESTIONNAIRE,
+        "rendered_for": QUESTIONNAIRE,
+        "due_date": "2030-06-30",
+        "USE-01": "confidential",
+        "USE-02": "finance",
+        "USE-03": "750,000",
+        "USE-04": "yes",
+        "USE-05": "yes",
+        "comment-USE-03": "Loan document bundles.",
+    }
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def test_the_form_shows_every_use_question_from_the_catalogue(client, personas, vendor):
+    client.force_login(personas.ava)
+    response = client.get(CREATE, {"vendor": vendor.pk})
+    assert response.status_code == 200
+    body = response.content.decode()
+    spec = response.context["questionnaire"]
+    for question in spec.section("USE").questions:
+        assert question.text.en in body
+        assert f'name="{question.code}"' in body
+    # vendor questions are not asked here
+    assert 'name="PRF-01"' not in body
+    assert response.context["form"]["vendor"].value() == str(vendor.pk)
+    # choices are labelled radios inside a fieldset with a legend
+    assert '<fieldset aria-describedby="id_USE-01_helptext">' in body
+    assert 'for="id_USE-01_2"' in body
+
+
+def test_the_questions_come_in_traditional_chinese(client, personas, vendor):
+    client.force_login(personas.ava)
+    client.cookies["django_language"] = "zh-hant"
+    response = client.get(CREATE)
+    spec = response.context["questionnaire"]
+    body = response.content.decode()
+    assert spec.questions["USE-03"].text.zh_hant in body
+    assert spec.questions["USE-01"].options[2].label.zh_hant in body
+    assert "詞元" in body  # the unit of USE-03
+
+
+def test_an_assessor_creates_an_assessment_with_the_buyers_answers(client, personas, vendor):
+    client.force_login(personas.ava)
+    response = client.post(CREATE, form_data(vendor))
+    assessment = Assessment.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("assessments:detail", args=[assessment.pk])
+    assert assessment.due_date == dt.date(2030, 6, 30)
+    assert assessment.created_by == personas.ava
+    answers = {a.question_code: a for a in Answer.objects.filter(assessment=assessment)}
+    assert answers["USE-03"].value == 750000
+    assert answers["USE-03"].comment == "Loan document bundles."
+    assert answers["USE-01"].value == "confidential"
+    assert AuditEvent.objects.filter(action="assessment.created").count() == 1
+    detail = client.get(response["Location"]).content.decode()
+    assert "750,000 tokens" in detail
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        ({"USE-03": "1M"}, "USE-03", "Enter a whole number of tokens"),
+        ({"USE-03": "-5"}, "USE-03", "Enter a whole number of tokens"),
+        ({"USE-03": "1.5"}, "USE-03", "Enter a whole number of tokens"),
+        ({"USE-01": None}, "USE-01", "This question is required."),
+        ({"USE-01": "secret"}, "USE-01", "is not one of the options"),
+        ({"USE-04": "perhaps"}, "USE-04", "Answer “yes”, “no” or “unknown”."),
+        ({"due_date": "2020-01-01"}, "due_date", "The due date must be after today."),
+        ({"due_date": "31/12/2030"}, "due_date", "Enter a valid date."),
+        ({"vendor": "999999"}, "vendor", "Select a valid choice."),
+        ({"vendor": "abc"}, "vendor", "Select a valid choice."),
+        ({"questionnaire": "nope@9", "rendered_for": "nope@9"}, "questionnaire", "valid choice"),
+    ],
+)
+def test_bad_input_gets_an_error_beside_its_field_and_saves_nothing(
+    client, personas, vendor, overrides, field, message
+):
+    client.force_login(personas.ava)
+    response = client.post(CREATE, form_data(vendor, **overrides))
+    assert response.status_code == 400
+    errors = {**response.context["form"].errors, **response.context["use_form"].errors}
+    assert field in errors
+    assert any(message in str(text) for text in errors[field]), errors[field]
+    body = response.content.decode()
+    assert 'class="error-summary"' in body
+    assert f"#id_{field}" in body  # the summary links to the field
+    assert not Assessment.objects.exists()
+    assert not Answer.objects.exists()
+
+
+def test_every_error_is_reported_at_once(client, personas, vendor):
+    client.force_login(personas.ava)
+    response = client.post(
+        CREATE, form_data(vendor, **{"USE-03": "1M", "USE-05": None, "due_date": "2001-01-01"})
+    )
+    assert response.status_code == 400
+    summary = response.context["error_summary"]
+    assert {item["label"] for item in summary} >= {"USE-03", "USE-05", "Due date"}
+    # what was typed stays in the fields
+    assert response.context["use_form"]["USE-03"].value() == "1M"
+
+
+def test_without_javascript_choosing_another_version_shows_its_questions_without_saving(
+    client, personas, vendor
+):
+    client.force_login(personas.ava)
+    response = client.post(CREATE, form_data(vendor, rendered_for="something-else@0"))
+    assert response.status_code == 200
+    assert response.context["switched"] is True
+    assert not Assessment.objects.exists()
+    assert response.context["use_form"]["USE-01"].value() == "confidential"
+
+
+def test_htmx_gets_only_the_questions_of_the_chosen_version(client, personas, vendor):
+    client.force_login(personas.ava)
+    response = client.get(CREATE, {"questionnaire": QUESTIONNAIRE}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="use-questions">')
+    assert 'name="USE-01"' in body and "<html" not in body
+
+
+def test_with_no_vendor_yet_it_offers_to_add_one(client, personas, catalog):
+    client.force_login(personas.ava)
+    body = client.get(CREATE).content.decode()
+    assert f"{reverse('assessments:vendor_create')}?then=assess" in body
+
+
+def test_a_reviewer_cannot_create(client, personas, vendor):
+    client.force_login(personas.rex)
+    assert client.post(CREATE, form_data(vendor)).status_code == 403
+    assert not Assessment.objects.exists()
+
+
+def test_the_assessor_edits_the_due_date_and_buyers_answers_while_open(client, personas, draft):
+    client.force_login(personas.ava)
+    url = reverse("assessments:edit", args=[draft.pk])
+    page = client.get(url)
+    assert page.context["use_form"]["USE-03"].value() == "750,000"
+    assert 'value="750,000"' in page.content.decode()
+    response = client.post(
+        url,
+        {
+            "due_date": "2031-03-31",
+            "USE-01": "regulated",
+            "USE-02": "finance",
+            "USE-03": "2,000,000",
+            "USE-04": "yes",
+            "USE-05": "no",
+        },
+    )
+    assert response.status_code == 302
+    draft.refresh_from_db()
+    assert draft.due_date == dt.date(2031, 3, 31)
+    values = dict(draft.answers.values_list("question_code", "value"))
+    assert values["USE-01"] == "regulated" and values["USE-03"] == 2_000_000
+
+
+def test_an_invalid_edit_saves_neither_the_date_nor_the_answers(client, personas, draft):
+    client.force_login(personas.ava)
+    url = reverse("assessments:edit", args=[draft.pk])
+    response = client.post(url, {"due_date": "2031-03-31", "USE-03": "lots"})
+    assert response.status_code == 400
+    draft.refresh_from_db()
+    assert draft.due_date == dt.date(2030, 9, 30)
+    assert draft.answers.get(question_code="USE-03").value == 750000
+
+
+def test_after_submission_only_the_due_date_can_change(client, personas, scored):
+    client.force_login(personas.ava)
+    url = reverse("assessments:edit", args=[scored.pk])
+    page = client.get(url)
+    assert page.context["use_form"] is None
+    assert "can no longer change" in page.content.decode()
+    response = client.post(url, {"due_date": ""})
+    assert response.status_code == 302
+    scored.refresh_from_db()
+    assert scored.due_date is None
+
+
+def test_another_vendor_of_the_organization_can_be_assessed(client, personas, vendor):
+    other = make_vendor(personas, "Second Vendor")
+    client.force_login(personas.alice)
+    assert client.post(CREATE, form_data(other)).status_code == 302
+    assert Assessment.objects.get().vendor == other

@@ -39,6 +39,7 @@ messages: python-deps
 
 bench: deps
 	$(PY) bench/score.py
+	$(PY) bench/report.py
 
 clean:
 	rm -rf var staticfiles db.sqlite3

@@ -144,8 +144,11 @@ def type_check(
     where: str,
     *,
     nullable: Iterable[str] = (),
+    gives: Callable[[Any], bool] = lambda value: isinstance(value, bool),
+    gives_what: str = "true or false",
 ) -> list[str]:
-    """Evaluate the expression over combinations of typed samples; it must always give a bool.
+    """Evaluate the expression over combinations of typed samples; every result must satisfy
+    `gives` (by default: a bool, as a condition must give).
 
     The Rust CEL engine has no static type checker, so a condition such as `CTX_01 == "yes"`
     (int against string) would only fail when evaluated. Trying every combination of sample
@@ -170,8 +173,8 @@ def type_check(
             raise CatalogError(
                 f"{where}: type error in condition {expression!r} with {activation}: {exc}"
             ) from exc
-        if not isinstance(result, bool):
-            raise CatalogError(f"{where}: condition {expression!r} must give true or false")
+        if not gives(result):
+            raise CatalogError(f"{where}: {expression!r} must give {gives_what}")
     return names
 
 

@@ -199,38 +199,21 @@ class CompiledRuleset:
             if name in variables or name in LOG_VARIABLES or name == AS_OF:
                 raise CatalogError(f"{where}: the name is already taken")
             program = compile_expression(expression, where)
-            names = [n for n in program.variables() if n in variables]
-            unknown = set(program.variables()) - set(variables)
-            if unknown:
-                raise CatalogError(f"{where}: unknown name(s) {', '.join(sorted(unknown))}")
+            names = type_check(
+                program,
+                expression,
+                variables,
+                where,
+                nullable=variables,
+                gives=_int_or_null,
+                gives_what="an integer or null",
+            )
             reads[name] = identifiers_in_order(expression, names)
-            self._check_derived_types(program, expression, variables, names, where)
         if not derived:
             return [], None, reads
         source = "[" + ", ".join(f"({expression})" for expression in derived.values()) + "]"
         program = compile_expression(source, f"{self.ruleset.key}: derived values")
         return list(derived), program, reads
-
-    @staticmethod
-    def _check_derived_types(
-        program: cel.Program,
-        expression: str,
-        variables: Mapping[str, Variable],
-        names: list[str],
-        where: str,
-    ) -> None:
-        import itertools
-
-        choices = [list(variables[name].samples) + [None] for name in names]
-        for combination in itertools.islice(itertools.product(*choices), 2000):
-            try:
-                value = program.execute(
-                    cel.Context(dict(zip(names, combination, strict=True)), FUNCTIONS)
-                )
-            except Exception as exc:  # the CEL runtime raises several exception types
-                raise CatalogError(f"{where}: type error in {expression!r}: {exc}") from exc
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise CatalogError(f"{where}: must give an integer or null")
 
     def _compile_rule(self, rule: RuleSpec, variables: Mapping[str, Variable]) -> _CompiledRule:
         where = f"{self.ruleset.key}: rule {rule.id}"
@@ -399,6 +382,10 @@ class CompiledRuleset:
             references=rule.spec.references,
             evidence=tuple(lines),
         )
+
+
+def _int_or_null(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _format_value(value: Any) -> str:

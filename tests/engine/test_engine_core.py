@@ -158,3 +158,19 @@ def test_a_broken_rule_is_refused_at_load_time_naming_the_rule(when, message):
         compiled(_with_rule(when=when))
     assert "BROKEN-RULE" in str(error.value)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("AAA_02 > 1", "an integer or null"),
+        ('AAA_02 + "x"', "type error"),
+        ("AAA_99", "unknown name"),
+    ],
+)
+def test_a_broken_derived_value_is_refused_at_load_time(expression, message):
+    data = copy.deepcopy(RULESET)
+    data["derived"] = {"pool": expression}
+    with pytest.raises(CatalogError) as error:
+        compiled(data)
+    assert "derived value pool" in str(error.value) and message in str(error.value)

@@ -35,7 +35,7 @@ format: python-deps
 	$(VENV)/bin/ruff check --fix .
 
 messages: python-deps
-	$(PY) manage.py compilemessages --ignore=.venv -v 0
+	@PY=$(PY) scripts/messages.sh
 
 bench: deps
 	$(PY) bench/score.py

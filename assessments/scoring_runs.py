@@ -11,6 +11,7 @@ import logging
 import time
 from functools import lru_cache
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -37,11 +38,22 @@ def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> Co
 
 
 def _evidence_results(assessment: Assessment) -> dict[str, list[LogParseResult]]:
-    storage = evidence_storage()
+    """What each evidence file said when it was uploaded: scoring reads the parse stored then,
+    so a page, a report and the score never hold two opinions of one file. A row without a
+    usable stored parse (older data) is parsed again with the upload's own size limit."""
     results: dict[str, list[LogParseResult]] = {}
     for evidence in assessment.evidence.all():
-        with storage.open(evidence.storage_name, "rb") as handle:
-            result = parse_startup_log(handle, source_name=evidence.original_name)
+        try:
+            result = LogParseResult.from_dict(evidence.parse_result)
+        except ValueError:
+            result = None
+        if result is None or not evidence.parse_result:
+            with evidence_storage().open(evidence.storage_name, "rb") as handle:
+                result = parse_startup_log(
+                    handle,
+                    source_name=evidence.original_name,
+                    max_bytes=settings.EVIDENCE_MAX_BYTES,
+                )
         results.setdefault(evidence.question_code, []).append(result)
     return results
 
@@ -86,7 +98,7 @@ def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
                 points=f.points,
                 section=f.section,
                 position=position,
-                evidence=list(f.evidence),
+                evidence=[item.to_dict() for item in f.evidence],
                 references=list(f.references),
             )
             for position, f in enumerate(result.findings)

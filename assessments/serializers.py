@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import InputSerializer
+from scoring.engine import EvidenceItem
 
 from .models import (
     Assessment,
@@ -149,6 +150,27 @@ class AssessmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class EvidenceItemSerializer(serializers.Serializer):
+    """One reason a finding fired, as data (`scoring.engine.EvidenceItem`)."""
+
+    kind = serializers.ChoiceField(choices=["answer", "derived", "log"])
+    code = serializers.CharField(
+        required=False, help_text="Question code (answer; the file question of a log line)."
+    )
+    name = serializers.CharField(required=False, help_text="Derived value name, e.g. `pool`.")
+    value = serializers.JSONField(
+        required=False, allow_null=True, help_text="The answer as stored, or the derived value."
+    )
+    file = serializers.CharField(required=False, help_text="Evidence file name (log lines).")
+    line = serializers.IntegerField(required=False, help_text="Line number in that file.")
+    text = serializers.CharField(required=False, help_text="The log line as read.")
+    values = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Numbers read on the log line: `pool` and/or `context` (tokens).",
+    )
+
+
 class FindingSerializer(serializers.ModelSerializer):
     """A finding of one run. `title` is in the request's language; the view passes the titles
     of the run's ruleset as `context["rule_titles"]` (rule id → Text)."""
@@ -158,12 +180,30 @@ class FindingSerializer(serializers.ModelSerializer):
     severity = serializers.CharField(help_text=", ".join(RiskTier.values))
     title = serializers.SerializerMethodField()
     references = serializers.ListField(child=serializers.CharField())
-    evidence = serializers.ListField(child=serializers.CharField())
+    evidence = serializers.SerializerMethodField(
+        help_text="Why it fired, one plain line per answer, derived value or log line."
+    )
+    evidence_items = EvidenceItemSerializer(
+        source="evidence", many=True, help_text="The same evidence as data."
+    )
 
     class Meta:
         model = Finding
-        fields = ["rule", "severity", "points", "title", "section", "references", "evidence"]
+        fields = [
+            "rule",
+            "severity",
+            "points",
+            "title",
+            "section",
+            "references",
+            "evidence",
+            "evidence_items",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_evidence(self, finding: Finding) -> list[str]:
+        return [EvidenceItem.from_dict(item).as_text() for item in finding.evidence]
 
     def get_title(self, finding: Finding) -> str:
         title = self.context.get("rule_titles", {}).get(finding.rule_id)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from questionnaires.validation import (
     is_blank,
     missing_required,
 )
+from scoring.engine import EvidenceItem, EvidenceKind
 from scoring.evidence import ENGINE_LABELS
 from scoring.models import Framework
 from scoring.spec import SEVERITIES, FrameworkRef, RulesetSpec, RuleSpec
@@ -330,24 +330,10 @@ class WhyLine:
     evidence: EvidenceFile | None = None
 
 
-_ANSWER_LINE = re.compile(r"^(?P<name>[A-Za-z][\w-]*) = (?P<value>.*)$", re.S)
-_LOG_LINE = re.compile(
-    r"^(?P<code>[A-Z]+-\d+) (?P<file>.+?) line (?P<line>\d+): ?(?P<text>.*)$", re.S
-)
-
-
-def _derived_labels() -> dict[str, str]:
-    return {
-        "pool": _(
-            "Declared KV pool: CTX-02, or the smaller of CTX-02 and CTX-03 when prefill and "
-            "decode are split"
-        )
-    }
-
-
 def why_lines(
     finding: Finding,
     spec: QuestionnaireSpec,
+    ruleset: RulesetSpec,
     snapshot: Mapping[str, Any],
     evidence_by_name: Mapping[tuple[str, str], EvidenceFile],
 ) -> list[WhyLine]:
@@ -355,23 +341,19 @@ def why_lines(
     answers the run scored, not today's)."""
     language = translation.get_language()
     lines = []
-    for text in finding.evidence:
-        text = str(text)
-        log = _LOG_LINE.match(text)
-        if log and (q := spec.questions.get(log["code"])) and q.type == "file":
+    for item in map(EvidenceItem.from_dict, finding.evidence):
+        if item.kind == EvidenceKind.LOG:
             lines.append(
                 WhyLine(
                     kind="log",
-                    code=log["code"],
-                    label=log["file"],
-                    value=log["text"],
-                    line=int(log["line"]),
-                    evidence=evidence_by_name.get((log["code"], log["file"])),
+                    code=item.code,
+                    label=item.file,
+                    value=item.text,
+                    line=item.line,
+                    evidence=evidence_by_name.get((item.code, item.file)),
                 )
             )
-            continue
-        answer = _ANSWER_LINE.match(text)
-        if answer and (question := spec.questions.get(answer["name"])):
+        elif item.kind == EvidenceKind.ANSWER and (question := spec.questions.get(item.code)):
             display = answer_display(question, snapshot.get(question.code), language)
             lines.append(
                 WhyLine(
@@ -381,20 +363,18 @@ def why_lines(
                     value=display or _("Not answered"),
                 )
             )
-        elif answer:
-            raw = answer["value"]
-            value = f"{intcomma(int(raw))} {_('tokens')}" if raw.isdigit() else raw
-            name = answer["name"]
+        else:
+            derived = ruleset.derived_values.get(item.name)
+            unit = spec.units.get(derived.unit) if derived and derived.unit else None
+            value = intcomma(item.value) if isinstance(item.value, int) else str(item.value)
             lines.append(
                 WhyLine(
                     kind="derived",
-                    code=name,
-                    label=_derived_labels().get(name, name),
-                    value=value,
+                    code=item.name or item.code,
+                    label=derived.label.get(language) if derived and derived.label else item.name,
+                    value=f"{value} {unit.get(language)}" if unit else value,
                 )
             )
-        else:
-            lines.append(WhyLine(kind="log", code="", label="", value=text))
     return lines
 
 
@@ -1336,7 +1316,7 @@ def _findings_page(
                 FindingView(
                     row=row,
                     rule=ruleset.rules_by_id.get(row.rule_id),
-                    why=why_lines(row, spec, run.answers_snapshot or {}, evidence_by_name),
+                    why=why_lines(row, spec, ruleset, run.answers_snapshot or {}, evidence_by_name),
                     references=[_reference(ref, frameworks) for ref in row.references],
                     decisions=decisions.get(row.rule_id, []),
                     form=form,

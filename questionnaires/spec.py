@@ -100,6 +100,7 @@ class QuestionnaireSpec:
     sections: tuple[Section, ...]
     content_hash: str
     questions: Mapping[str, Question] = field(repr=False, compare=False, hash=False)
+    units: Mapping[str, Text] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -206,6 +207,9 @@ def parse_questionnaire(
         sections=tuple(sections),
         content_hash=content_hash(data),
         questions=questions,
+        units={
+            code: _require_text(label, f"{source}: unit {code}") for code, label in units.items()
+        },
     )
 
 

@@ -31,6 +31,7 @@ from assessments.models import (
     ScoringRun,
 )
 from questionnaires.spec import Question, QuestionnaireSpec
+from scoring.engine import EvidenceItem
 from scoring.evidence import ENGINE_LABELS
 from scoring.models import Framework
 from scoring.spec import SEVERITIES, RulesetSpec
@@ -405,7 +406,7 @@ def _finding(
         title=rule.title.get(language) if rule else row.rule_id,
         rationale=rule.rationale.get(language) if rule else "",
         remediation=rule.remediation.get(language) if rule else "",
-        evidence=tuple(str(line) for line in row.evidence),
+        evidence=tuple(EvidenceItem.from_dict(item).as_text() for item in row.evidence),
         references=cited,
         references_text="\n".join(
             f"{ref.id} — {ref.title}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import cel
@@ -40,6 +40,61 @@ AS_OF = "as_of"
 TIERS = ("low", "medium", "high", "critical")
 
 
+class EvidenceKind:
+    ANSWER = "answer"  # an answer the rule read: `code`, `value` (as stored, JSON)
+    DERIVED = "derived"  # a value the ruleset derives from answers: `name`, `value`
+    LOG = "log"  # a line of an evidence file: `code`, `file`, `line`, `text`, `values`
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    """One reason a finding fired, as data, so that every page, the PDF and the API present it
+    from the same facts in the reader's language (labels are looked up by code or name)."""
+
+    kind: str
+    code: str = ""  # question code: the answer's, or the file question a log line came from
+    name: str = ""  # derived value name (its label is in the ruleset's data)
+    value: Any = None  # the answer as stored (JSON form) or the derived number
+    file: str = ""  # evidence file name
+    line: int | None = None  # line number in that file
+    text: str = ""  # the line as read (ANSI codes and prefixes removed by the parser)
+    values: Mapping[str, int] = field(default_factory=dict)  # log: "pool"/"context" → number
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind}
+        for name in ("code", "name", "file", "text"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
+        if self.kind != EvidenceKind.LOG:
+            data["value"] = self.value
+        if self.line is not None:
+            data["line"] = self.line
+        if self.values:
+            data["values"] = dict(self.values)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvidenceItem:
+        return cls(
+            kind=str(data.get("kind") or ""),
+            code=str(data.get("code") or ""),
+            name=str(data.get("name") or ""),
+            value=data.get("value"),
+            file=str(data.get("file") or ""),
+            line=data.get("line"),
+            text=str(data.get("text") or ""),
+            values=dict(data.get("values") or {}),
+        )
+
+    def as_text(self) -> str:
+        """The plain, language-neutral line of the CLI and API contract (`CTX-01 = 1048576`,
+        `CTX-08 prefill.log line 42: ...`)."""
+        if self.kind == EvidenceKind.LOG:
+            name = f" {self.file}" if self.file else ""
+            return f"{self.code}{name} line {self.line}: {self.text}".rstrip()
+        return f"{self.code or self.name} = {_format_value(self.value)}"
+
+
 @dataclass(frozen=True)
 class Finding:
     rule_id: str
@@ -48,7 +103,7 @@ class Finding:
     section: str
     title: Text
     references: tuple[str, ...]
-    evidence: tuple[str, ...]
+    evidence: tuple[EvidenceItem, ...]
 
     def to_dict(self, language: str = "en") -> dict[str, Any]:
         return {
@@ -58,7 +113,7 @@ class Finding:
             "title": self.title.get(language),
             "section": self.section,
             "references": list(self.references),
-            "evidence": list(self.evidence),
+            "evidence": [item.as_text() for item in self.evidence],
         }
 
 
@@ -196,6 +251,10 @@ class CompiledRuleset:
         reads: dict[str, list[str]] = {}
         for name, expression in derived.items():
             where = f"{self.ruleset.key}: derived value {name}"
+            declared = self.ruleset.derived_values.get(name)
+            unit = declared.unit if declared else None
+            if unit is not None and unit not in self.questionnaire.units:
+                raise CatalogError(f"{where}: unit {unit!r} is not a unit of the questionnaire")
             if name in variables or name in LOG_VARIABLES or name == AS_OF:
                 raise CatalogError(f"{where}: the name is already taken")
             program = compile_expression(expression, where)
@@ -299,8 +358,8 @@ class CompiledRuleset:
         cel_values = cel_values_for(self.questionnaire, answers)
         evidence = evidence or {}
         log_pool, log_context = _smallest_pool_largest_context(evidence)
-        cel_values["log_pool"] = log_pool[0] if log_pool else None
-        cel_values["log_context"] = log_context[0] if log_context else None
+        cel_values["log_pool"] = log_pool.values["pool"] if log_pool else None
+        cel_values["log_context"] = log_context.values["context"] if log_context else None
         cel_values[AS_OF] = date_to_cel(as_of)
         # One conversion of the answers into CEL values, shared by all three programs.
         context = cel.Context(cel_values, FUNCTIONS)
@@ -358,21 +417,19 @@ class CompiledRuleset:
         answers: Mapping[str, Any],
         hidden: set[str],
         cel_values: Mapping[str, Any],
-        log_pool: tuple[int, str] | None,
-        log_context: tuple[int, str] | None,
+        log_pool: EvidenceItem | None,
+        log_context: EvidenceItem | None,
     ) -> Finding:
-        lines = [
-            f"{code} = {_format_value(answers.get(code))}"
+        items = [
+            EvidenceItem(EvidenceKind.ANSWER, code=code, value=_json_value(answers.get(code)))
             for code in rule.answer_codes
             if code not in hidden
         ]
         for name in rule.derived_reads:
             if cel_values.get(name) is not None:
-                lines.append(f"{name} = {cel_values[name]}")
+                items.append(EvidenceItem(EvidenceKind.DERIVED, name=name, value=cel_values[name]))
         if rule.reads_logs:
-            for found in (log_pool, log_context):
-                if found and found[1] not in lines:  # pool and context often share one line
-                    lines.append(found[1])
+            items.extend(_log_items(log_pool, log_context))
         return Finding(
             rule_id=rule.spec.id,
             severity=rule.spec.severity,
@@ -380,7 +437,7 @@ class CompiledRuleset:
             section=rule.section,
             title=rule.spec.title,
             references=rule.spec.references,
-            evidence=tuple(lines),
+            evidence=tuple(items),
         )
 
 
@@ -400,26 +457,68 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _log_items(pool: EvidenceItem | None, context: EvidenceItem | None) -> list[EvidenceItem]:
+    """The log lines behind `log_pool` and `log_context`; one item when both come from the same
+    line of the same file (an SGLang scheduler line carries both)."""
+    if (
+        pool
+        and context
+        and (pool.code, pool.file, pool.line)
+        == (
+            context.code,
+            context.file,
+            context.line,
+        )
+    ):
+        return [replace(pool, values={**pool.values, **context.values})]
+    return [item for item in (pool, context) if item]
+
+
 def _smallest_pool_largest_context(
     evidence: Mapping[str, Sequence[LogParseResult]],
-) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
-    """(value, evidence line) of the smallest KV pool and the largest context over all logs."""
-    pool: tuple[int, str] | None = None
-    context: tuple[int, str] | None = None
+) -> tuple[EvidenceItem | None, EvidenceItem | None]:
+    """The evidence lines of the smallest KV pool and the largest context over all logs."""
+    pool: EvidenceItem | None = None
+    context: EvidenceItem | None = None
     for code, results in evidence.items():
         for result in results:
             if not result.parsed:
                 continue
-            if result.pool is not None and (pool is None or result.pool < pool[0]):
-                pool = (result.pool, _log_line(code, result, result.pool_line, result.pool_text))
-            if result.context is not None and (context is None or result.context > context[0]):
-                context = (
+            if result.pool is not None and (pool is None or result.pool < pool.values["pool"]):
+                pool = _log_item(
+                    code, result, result.pool_line, result.pool_text, "pool", result.pool
+                )
+            if result.context is not None and (
+                context is None or result.context > context.values["context"]
+            ):
+                context = _log_item(
+                    code,
+                    result,
+                    result.context_line,
+                    result.context_text,
+                    "context",
                     result.context,
-                    _log_line(code, result, result.context_line, result.context_text),
                 )
     return pool, context
 
 
-def _log_line(code: str, result: LogParseResult, line: int | None, text: str | None) -> str:
-    name = f" {result.source_name}" if result.source_name else ""
-    return f"{code}{name} line {line}: {text or ''}".rstrip()
+def _log_item(
+    code: str,
+    result: LogParseResult,
+    line: int | None,
+    text: str | None,
+    quantity: str,
+    number: int,
+) -> EvidenceItem:
+    return EvidenceItem(
+        EvidenceKind.LOG,
+        code=code,
+        file=result.source_name or "",
+        line=line,
+        text=text or "",
+        values={quantity: number},
+    )

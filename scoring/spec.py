@@ -40,6 +40,16 @@ class RuleSpec:
 
 
 @dataclass(frozen=True)
+class DerivedValue:
+    """A value the ruleset computes from answers (e.g. `pool`), with what readers call it."""
+
+    name: str
+    expression: str
+    label: Text | None = None  # shown wherever a finding cites the value
+    unit: str | None = None  # a unit code of the questionnaire (`tokens`)
+
+
+@dataclass(frozen=True)
 class RulesetSpec:
     slug: str
     version: str
@@ -51,6 +61,7 @@ class RulesetSpec:
     content_hash: str
     rules_by_id: Mapping[str, RuleSpec] = field(repr=False, compare=False, hash=False)
     derived: Mapping[str, str] = field(default_factory=dict)  # name → CEL expression
+    derived_values: Mapping[str, DerivedValue] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -135,12 +146,7 @@ def parse_ruleset(
         raise CatalogError(f"{source}: rule ids must be unique")
     if not rules:
         raise CatalogError(f"{source}: the ruleset has no rules")
-    derived = data.get("derived") or {}
-    if not isinstance(derived, dict) or not all(
-        isinstance(name, str) and name.isidentifier() and isinstance(expr, str)
-        for name, expr in derived.items()
-    ):
-        raise CatalogError(f"{source}: 'derived' must map names to CEL expressions")
+    derived_values = _parse_derived(data.get("derived"), source)
     return RulesetSpec(
         slug=slug,
         version=str(version),
@@ -152,8 +158,36 @@ def parse_ruleset(
         rules=tuple(rules),
         content_hash=content_hash(data),
         rules_by_id=by_id,
-        derived={name: " ".join(expr.split()) for name, expr in derived.items()},
+        derived={name: value.expression for name, value in derived_values.items()},
+        derived_values=derived_values,
     )
+
+
+def _parse_derived(raw: Any, source: str) -> dict[str, DerivedValue]:
+    """`derived:` maps a name to a CEL expression, or to `{expression, label, unit}`."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{source}: 'derived' must map names to CEL expressions")
+    values: dict[str, DerivedValue] = {}
+    for name, entry in raw.items():
+        where = f"{source}: derived value {name}"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise CatalogError(f"{where}: the name must be an identifier")
+        if isinstance(entry, str):
+            entry = {"expression": entry}
+        if not isinstance(entry, dict) or not isinstance(entry.get("expression"), str):
+            raise CatalogError(f"{where}: give a CEL expression (or a mapping with 'expression')")
+        unit = entry.get("unit")
+        if unit is not None and not isinstance(unit, str):
+            raise CatalogError(f"{where}: 'unit' must be a unit code")
+        values[name] = DerivedValue(
+            name=name,
+            expression=" ".join(entry["expression"].split()),
+            label=parse_text(entry.get("label"), f"{where} label", optional=True),
+            unit=unit,
+        )
+    return values
 
 
 def load_frameworks_file(path: Path = FRAMEWORKS_FILE) -> dict[str, FrameworkRef]:

@@ -132,12 +132,14 @@ def test_the_detail_of_a_scored_assessment_shows_findings_and_runs(personas, sco
     finding = rules["KV-POOL-BELOW-CONTEXT"]
     assert set(finding) == {
         "rule", "severity", "points", "title", "section", "references", "evidence",
+        "evidence_items",
     }  # fmt: skip
     assert finding["severity"] == "critical"
     assert finding["section"] == "CTX"
     assert finding["title"] == "KV cache pool is smaller than the advertised context"
     assert finding["references"]
     assert any("681280" in line for line in finding["evidence"])
+    assert {"kind": "answer", "code": "CTX-02", "value": 681280} in finding["evidence_items"]
     [run] = body["runs"]
     assert run["id"] == scored.latest_run_id
     assert (run["ruleset"], run["status"], run["tier"]) == (

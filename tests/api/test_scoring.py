@@ -121,3 +121,36 @@ def test_only_editors_submit_and_rescore(personas, answered, client_as, role):
     assert client.post(url(answered, "submit")).status_code == 403
     assert client.post(url(answered, "rescore")).status_code == 403
     assert Assessment.objects.get().status == "draft"
+
+
+def test_scoring_reads_the_parse_stored_at_upload_not_the_file_again(
+    personas, answered, client_as, inline_scoring
+):
+    """One opinion per file: what the upload's parse said is what the score uses (the file is
+    gone from storage here, and the run still cites the log line read at upload)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from assessments.models import EvidenceFile
+    from assessments.storage import evidence_storage
+    from tests.api.conftest import LOGS
+
+    client = client_as(personas.ava)
+    log = LOGS / "sglang-prefill-glm53-launch.log"
+    upload = SimpleUploadedFile(log.name, log.read_bytes(), content_type="text/plain")
+    assert (
+        client.post(url(answered, "evidence"), {"question": "CTX-08", "file": upload}).status_code
+        == 201
+    )
+    stored = EvidenceFile.objects.get()
+    evidence_storage().delete(stored.storage_name)
+
+    with inline_scoring():
+        assert client.post(url(answered, "submit")).status_code == 202
+
+    run = ScoringRun.objects.get()
+    assert run.status == "succeeded"
+    finding = Finding.objects.get(run=run, rule_id="LOG-POOL-BELOW-CONTEXT")
+    log_items = [item for item in finding.evidence if item["kind"] == "log"]
+    assert log_items and log_items[0]["file"] == log.name
+    assert log_items[0]["line"] == stored.parse_result["pool_line"]
+    assert log_items[0]["values"]["pool"] == stored.parse_result["pool"]

@@ -108,15 +108,29 @@ def test_log_rules_read_the_smallest_pool_and_largest_context_over_all_files(eng
         CLEAN, as_of=AS_OF, evidence={"BBB-04": [Log(900, 800, "a.log"), Log(5000, 1000, "b.log")]}
     )
     finding = next(f for f in result.findings if f.rule_id == "LOG-SMALL")
-    assert "BBB-04 a.log line 3: pool=900" in finding.evidence
-    assert "BBB-04 b.log line 4: ctx=1000" in finding.evidence
+    pool_line, context_line = finding.evidence
+    assert (pool_line.kind, pool_line.code, pool_line.file, pool_line.line) == (
+        "log",
+        "BBB-04",
+        "a.log",
+        3,
+    )
+    assert (pool_line.text, dict(pool_line.values)) == ("pool=900", {"pool": 900})
+    assert (context_line.file, context_line.line, dict(context_line.values)) == (
+        "b.log",
+        4,
+        {"context": 1000},
+    )
+    assert context_line.as_text() == "BBB-04 b.log line 4: ctx=1000"
 
 
 def test_a_finding_lists_the_answers_that_made_it_fire(engine):
     result = engine.score({**CLEAN, "AAA-01": "yes", "AAA-04": 500}, as_of=AS_OF)
     finding = next(f for f in result.findings if f.rule_id == "POOL-SMALL")
     assert finding.section == "AAA"
-    assert "AAA-02 = 1000" in finding.evidence and "AAA-04 = 500" in finding.evidence
+    answers = {(item.kind, item.code, item.value) for item in finding.evidence}
+    assert {("answer", "AAA-02", 1000), ("answer", "AAA-04", 500)} <= answers
+    assert "AAA-02 = 1000" in [item.as_text() for item in finding.evidence]
 
 
 def test_the_score_is_the_capped_sum_of_points_and_the_tier_follows_the_formula():

@@ -27,8 +27,10 @@ def test_a_run_that_cannot_finish_leaves_scoring_failed_and_keeps_the_answers(ap
     assessment_id = evidence["assessment"]
     stored = Path(evidence_storage().path(EvidenceFile.objects.get(pk=evidence["id"]).storage_name))
     log_bytes = stored.read_bytes()
-    # The evidence row stays, its file is gone: every attempt to read it raises an OSError.
+    # The evidence row stays, its file is gone and its stored parse with it (as for a row kept
+    # from before parses were stored): scoring must read the file, and every attempt raises.
     stored.unlink()
+    EvidenceFile.objects.filter(pk=evidence["id"]).update(parse_result={})
     log_before = len(worker.log_text())
 
     failed_run = queue_scoring(api, assessment_id)

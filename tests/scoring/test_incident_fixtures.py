@@ -130,6 +130,11 @@ def test_examples_are_faithful_to_the_incident():
 # -- in-process scoring -------------------------------------------------------------------------
 
 
+def evidence_lines(finding):
+    """The finding's evidence as the CLI and API print it."""
+    return [item.as_text() for item in finding.evidence]
+
+
 def test_launch_is_critical(questionnaire, engine, ruleset):
     result = score_file(questionnaire, engine, LAUNCH)
     assert result.risk_tier == "critical"
@@ -137,8 +142,8 @@ def test_launch_is_critical(questionnaire, engine, ruleset):
     assert result.risk_score == expected_score(ruleset, result.fired_rule_ids)
     (pool_finding,) = [f for f in result.findings if f.rule_id == "KV-POOL-BELOW-CONTEXT"]
     assert pool_finding.section == "CTX"
-    assert any("681280" in line for line in pool_finding.evidence)
-    assert any("1048576" in line for line in pool_finding.evidence)
+    assert any("681280" in line for line in evidence_lines(pool_finding))
+    assert any("1048576" in line for line in evidence_lines(pool_finding))
     for finding in result.findings:
         assert finding.points == ruleset.points[finding.severity]
     # no startup log given: the log rules cannot fire
@@ -181,7 +186,7 @@ def test_launch_log_fires_log_pool_below_context(questionnaire, engine, ruleset)
     )
     cites_line = [
         line
-        for line in finding.evidence
+        for line in evidence_lines(finding)
         if LAUNCH_LOG.name in line
         and re.search(rf"(?<!\d){pool_line}(?!\d)", line)
         and str(INCIDENT_POOL) in line
@@ -203,7 +208,7 @@ def test_launch_prefill_and_decode_logs_agree_with_the_declared_pools(questionna
     assert "LOG-POOL-BELOW-CONTEXT" in result.fired_rule_ids
     assert "LOG-DECLARED-MISMATCH" not in result.fired_rule_ids
     (finding,) = [f for f in result.findings if f.rule_id == "LOG-POOL-BELOW-CONTEXT"]
-    assert any(LAUNCH_LOG.name in line for line in finding.evidence), finding.evidence
+    assert any(LAUNCH_LOG.name in line for line in evidence_lines(finding)), finding.evidence
 
 
 def test_remediated_log_agrees_with_the_declared_pool(questionnaire, engine):

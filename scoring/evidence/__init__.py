@@ -5,6 +5,22 @@ Presenters render any stored parse result with ``describe_parse_result(data, tra
 ``parse_notes(data, translate)`` (``translate`` = the page's ``gettext``).
 """
 
+from scoring.evidence.dispatch import (
+    PARSER_KINDS,
+    EvidenceParseResult,
+    parse_evidence,
+    stored_parse_result,
+)
+from scoring.evidence.kv_sizing import (
+    BYTES_PER_VALUE,
+    KVSizing,
+    ModelConfigError,
+    ModelConfigParseResult,
+    kv_gib,
+    kv_sizing_from_config,
+    parse_model_config,
+    sizing_report,
+)
 from scoring.evidence.messages import (
     ENGINE_LABELS,
     NOTE_TEMPLATES,
@@ -12,6 +28,11 @@ from scoring.evidence.messages import (
     format_number,
     parse_notes,
     parse_reason,
+)
+from scoring.evidence.probe_results import (
+    PROBE_CHECK_OUTCOMES,
+    ProbeParseResult,
+    parse_probe_result,
 )
 from scoring.evidence.startup_logs import (
     DEFAULT_MAX_BYTES,
@@ -23,7 +44,22 @@ from scoring.evidence.startup_logs import (
 )
 
 __all__ = [
+    "BYTES_PER_VALUE",
     "DEFAULT_MAX_BYTES",
+    "PARSER_KINDS",
+    "PROBE_CHECK_OUTCOMES",
+    "EvidenceParseResult",
+    "KVSizing",
+    "ModelConfigError",
+    "ModelConfigParseResult",
+    "ProbeParseResult",
+    "kv_gib",
+    "kv_sizing_from_config",
+    "parse_evidence",
+    "parse_model_config",
+    "parse_probe_result",
+    "sizing_report",
+    "stored_parse_result",
     "ENGINE_LABELS",
     "NOTE_TEMPLATES",
     "EngineInstance",

@@ -413,14 +413,14 @@ def _describe_model_config(
 ) -> str:
     sizing = data.get("sizing") or {}
     attention = translate(_ATTENTION_LABELS.get(sizing.get("attention"), "?"))
-    per_value = sizing.get("bytes_per_token_by_bytes_per_value") or {}
+    values = int(sizing.get("values_per_token") or 0)  # bytes/token = values x bytes/value
     return _phrase(
         "model_config",
         translate,
         attention=attention,
         layers=number(sizing.get("layers") or 0),
-        bytes_per_value_2=number(per_value.get("2") or 0),
-        bytes_per_value_1=number(per_value.get("1") or 0),
+        bytes_per_value_2=number(values * 2),
+        bytes_per_value_1=number(values),
     )
 
 

@@ -365,14 +365,15 @@ def parse_startup_log(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> LogParseResult:
     """Parse an engine startup log given as a path or a binary stream (never raises)."""
-    name = source_name or _default_name(source)
+    name = source_name or source_name_of(source)
     try:
         return _parse(source, name, max_bytes)
     except Exception as exc:  # the upload must never be lost to a parser error
         return _not_parsed(name, note("parser_failed", error=type(exc).__name__))
 
 
-def _default_name(source: object) -> str:
+def source_name_of(source: object) -> str:
+    """The file name of a path or of a named stream ("" when it has none)."""
     try:
         if isinstance(source, str | os.PathLike):
             return os.path.basename(os.fspath(source))

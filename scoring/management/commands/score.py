@@ -96,7 +96,9 @@ class Command(BaseCommand):
         if errors or clean is None or as_of is None:
             return None
         engine = catalog.compiled(ruleset_key)
-        return engine.score(clean.values, as_of=as_of, evidence=evidence).to_dict("en")
+        result = engine.score(clean.values, as_of=as_of, evidence=evidence).to_dict("en")
+        result["questionnaire"] = questionnaire_key  # the answers' version, not the ruleset's
+        return result
 
 
 def _read_answer_file(path: Path, errors: dict[str, list[str]]) -> dict[str, Any] | None:

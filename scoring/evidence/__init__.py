@@ -13,6 +13,7 @@ from scoring.evidence.dispatch import (
 )
 from scoring.evidence.kv_sizing import (
     BYTES_PER_VALUE,
+    GIB,
     KVSizing,
     ModelConfigError,
     ModelConfigParseResult,
@@ -46,6 +47,7 @@ from scoring.evidence.startup_logs import (
 __all__ = [
     "BYTES_PER_VALUE",
     "DEFAULT_MAX_BYTES",
+    "GIB",
     "PARSER_KINDS",
     "PROBE_CHECK_OUTCOMES",
     "EvidenceParseResult",

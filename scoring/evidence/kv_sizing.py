@@ -56,6 +56,7 @@ class KVSizing:
     layers: int
     kv_heads: int  # MLA: 1 (one latent vector per token and layer)
     head_dim: int  # MLA: kv_lora_rank + qk_rope_head_dim
+    latent_parts: tuple[int, int] | None = None  # MLA: (kv_lora_rank, qk_rope_head_dim)
 
     @property
     def values_per_token(self) -> int:
@@ -67,13 +68,16 @@ class KVSizing:
         return self.values_per_token * bytes_per_value
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "attention": self.attention,
             "layers": self.layers,
             "kv_heads": self.kv_heads,
             "head_dim": self.head_dim,
             "values_per_token": self.values_per_token,
         }
+        if self.latent_parts is not None:
+            data["kv_lora_rank"], data["qk_rope_head_dim"] = self.latent_parts
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "KVSizing":
@@ -83,6 +87,9 @@ class KVSizing:
                 layers=int(data["layers"]),
                 kv_heads=int(data["kv_heads"]),
                 head_dim=int(data["head_dim"]),
+                latent_parts=(int(data["kv_lora_rank"]), int(data["qk_rope_head_dim"]))
+                if "kv_lora_rank" in data
+                else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a stored KV sizing: {exc}") from exc
@@ -107,8 +114,8 @@ def kv_sizing_from_config(config: object) -> tuple[KVSizing, list[dict[str, Any]
         notes.append(note("model_config_nested_text_config"))
     layers = _positive_int(config, "num_hidden_layers")
     if config.get("kv_lora_rank") is not None:
-        latent = _positive_int(config, "kv_lora_rank") + _positive_int(config, "qk_rope_head_dim")
-        return KVSizing("mla", layers, 1, latent), notes
+        parts = (_positive_int(config, "kv_lora_rank"), _positive_int(config, "qk_rope_head_dim"))
+        return KVSizing("mla", layers, 1, sum(parts), latent_parts=parts), notes
     heads = _positive_int(config, "num_attention_heads")
     if config.get("num_key_value_heads") is None:
         kv_heads = heads

@@ -241,7 +241,7 @@ _PROBE_OUTCOMES = {
     "no_cache_seen": gettext_noop("no cache seen"),
 }
 
-_ATTENTION_LABELS = {
+ATTENTION_LABELS = {
     "mla": gettext_noop("multi-head latent attention"),
     "gqa": gettext_noop("grouped-query attention"),
     "mha": gettext_noop("multi-head attention"),
@@ -412,7 +412,7 @@ def _describe_model_config(
     data: Mapping[str, Any], translate: Translate, number: NumberFormatter
 ) -> str:
     sizing = data.get("sizing") or {}
-    attention = translate(_ATTENTION_LABELS.get(sizing.get("attention"), "?"))
+    attention = translate(ATTENTION_LABELS.get(sizing.get("attention"), "?"))
     values = int(sizing.get("values_per_token") or 0)  # bytes/token = values x bytes/value
     return _phrase(
         "model_config",

@@ -45,7 +45,7 @@ def test_a_model_config_is_sized_on_upload(personas, assessment_v2, client_as):
     assert (result["kind"], result["parsed"]) == ("model_config", True)
     assert result["sizing"] == {
         "attention": "mla", "layers": 61, "kv_heads": 1, "head_dim": 576,
-        "values_per_token": 35136,
+        "values_per_token": 35136, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
     }  # fmt: skip
 
 

@@ -76,6 +76,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:vendor_edit": R(roles=("owner", "assessor")),
     "assessments:create": R(roles=("owner", "assessor"), acme_object=False),
     "assessments:compare": R(acme_object=False),
+    "scoring:kvsize": R(acme_object=False),
     "assessments:edit": R(roles=("owner", "assessor")),
     "assessments:progress": R(),
     "assessments:findings": R(),

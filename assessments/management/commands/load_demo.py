@@ -1,5 +1,6 @@
-"""`manage.py load_demo` — a demo workspace: an organization, its members, a vendor and the two
-incident fixtures (at launch, after remediation) as scored assessments. Idempotent."""
+"""`manage.py load_demo` — a demo workspace: an organization, its members, a vendor and the
+incident fixtures (at launch, after remediation, and at launch answering questionnaire v2 with
+the isolation probe's result) as scored assessments. Idempotent."""
 
 from __future__ import annotations
 
@@ -26,14 +27,28 @@ MEMBERS = [
     ("reviewer@demo.avia", "Raymond", "Reviewer", Role.REVIEWER),
     ("viewer@demo.avia", "Vera", "Viewer", Role.VIEWER),
 ]
+# Answer file (examples/) → evidence files (question code, path from the repository root).
 FIXTURES = [
-    ("incident-2026-launch.json", "sglang-prefill-glm53-launch.log"),
-    ("incident-2026-remediated.json", "sglang-prefill-glm53-remediated.log"),
+    (
+        "incident-2026-launch.json",
+        [("CTX-08", "tests/fixtures/logs/sglang-prefill-glm53-launch.log")],
+    ),
+    (
+        "incident-2026-remediated.json",
+        [("CTX-08", "tests/fixtures/logs/sglang-prefill-glm53-remediated.log")],
+    ),
+    (
+        "incident-2026-launch-v2.json",
+        [
+            ("CTX-08", "tests/fixtures/logs/sglang-prefill-glm53-launch.log"),
+            ("PRB-02", "examples/probe-launch-day.json"),
+        ],
+    ),
 ]
 
 
 class Command(BaseCommand):
-    help = "Create the demo workspace (organization, members, vendor, two scored assessments)."
+    help = "Create the demo workspace (organization, members, vendor, three scored assessments)."
 
     def handle(self, *args: Any, **options: Any) -> None:
         organization, created = Organization.objects.get_or_create(
@@ -63,8 +78,7 @@ class Command(BaseCommand):
             contact_email="security@example.com",
         )
         examples = Path(settings.BASE_DIR) / "examples"
-        logs = Path(settings.BASE_DIR) / "tests" / "fixtures" / "logs"
-        for answers_file, log_file in FIXTURES:
+        for answers_file, evidence in FIXTURES:
             document = json.loads((examples / answers_file).read_text(encoding="utf-8"))
             with transaction.atomic():
                 assessment = services.assessment_create(
@@ -82,14 +96,16 @@ class Command(BaseCommand):
                     actor=users[Role.ASSESSOR],
                     channel=Channel.SYSTEM,
                 )
-                if (logs / log_file).exists():
-                    services.evidence_add(
-                        assessment=assessment,
-                        question_code="CTX-08",
-                        upload=SimpleUploadedFile(log_file, (logs / log_file).read_bytes()),
-                        actor=users[Role.ASSESSOR],
-                        channel=Channel.SYSTEM,
-                    )
+                for code, relative in evidence:
+                    path = Path(settings.BASE_DIR) / relative
+                    if path.exists():
+                        services.evidence_add(
+                            assessment=assessment,
+                            question_code=code,
+                            upload=SimpleUploadedFile(path.name, path.read_bytes()),
+                            actor=users[Role.ASSESSOR],
+                            channel=Channel.SYSTEM,
+                        )
                 run = services.assessment_submit(
                     assessment=assessment, actor=users[Role.ASSESSOR], channel=Channel.SYSTEM
                 )

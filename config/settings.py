@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "scoring",
     "assessments",
     "reports",
+    "probes",
 ]
 
 MIDDLEWARE = [
@@ -154,6 +155,14 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
+# The isolation probe (probes/, README "The isolation probe").
+PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond loopback hosts
+PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
+PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
+PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)
+PROBE_SAMPLES = env_int("PROBE_SAMPLES", 25)
+PROBE_PREFIX_TOKENS = env_int("PROBE_PREFIX_TOKENS", 4096)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.ApiTokenAuthentication",
@@ -186,8 +195,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # WeasyPrint logs every layout step at INFO.
-    "loggers": {"weasyprint.progress": {"level": "WARNING"}},
+    # WeasyPrint logs every layout step at INFO; httpx every request of the probe, which
+    # logs its own (probes.client, at DEBUG).
+    "loggers": {
+        "weasyprint.progress": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG:

@@ -240,6 +240,9 @@ class ScoringRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True)
+    # When the run was last handed on: queued, taken by a worker, or queued again by the
+    # sweeper, which measures how long a run has been stuck from here.
+    dispatched_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]

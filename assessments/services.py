@@ -48,6 +48,7 @@ from .models import (
     Vendor,
     VendorLink,
 )
+from .queueing import publish_on_commit
 from .sniffing import sniff_content_type
 from .storage import evidence_storage
 
@@ -704,7 +705,7 @@ def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringR
         else timezone.localdate(),
         requested_by=requested_by,
     )
-    score_assessment_run.delay_on_commit(run.pk)
+    publish_on_commit(score_assessment_run, run.pk)
     return run
 
 

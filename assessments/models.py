@@ -355,3 +355,15 @@ class AuditEvent(models.Model):
         if self.pk is not None:
             raise ValueError("audit events are append-only")
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class TokenFailureCount(models.Model):
+    """Failed vendor-link lookups per client address, where the cache (Redis) is down: the
+    vendor portal's rate limit falls back to these rows (see portal.token_failure_record)."""
+
+    address = models.CharField(max_length=64, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    window_started_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.count} failures from {self.address}"

@@ -24,6 +24,8 @@ from .spec import Question, QuestionnaireSpec
 TEXT_MAX_LENGTH = 4000
 VERSION_MAX_LENGTH = 64
 CODE_MAX_LENGTH = 20
+# More codes than any questionnaire has questions: refused before each one is looked at.
+MAX_CODES_PER_REQUEST = 1000
 INTEGER_MAX = 10**12  # a trillion tokens, hours or days: anything larger is a typing mistake
 _PLAIN_INTEGER = re.compile(r"^\d+$")
 _GROUPED_INTEGER = re.compile(r"^\d{1,3}(,\d{3})+$")
@@ -210,6 +212,13 @@ _CLEANERS = {
 }
 
 
+def too_many_codes_message(count: int, limit: int) -> str:
+    return _("%(count)s codes given; at most %(limit)s are accepted.") % {
+        "count": count,
+        "limit": limit,
+    }
+
+
 def _shorten(value: Any, limit: int = 40) -> str:
     return shown_safely(value, limit)
 
@@ -249,12 +258,7 @@ def validate_answers(
         if given is not None and len(given) > len(questionnaire.questions):
             # Refused before any work: 300,000 unknown codes would cost seconds and megabytes.
             raise AnswerValidationError(
-                {
-                    name: [
-                        _("%(count)s codes given; the questionnaire has %(limit)s questions.")
-                        % {"count": len(given), "limit": len(questionnaire.questions)}
-                    ]
-                }
+                {name: [too_many_codes_message(len(given), len(questionnaire.questions))]}
             )
     for code, raw in (answers or {}).items():
         question = questionnaire.questions.get(code)

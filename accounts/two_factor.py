@@ -103,7 +103,9 @@ def backup_codes_issue(*, user: User) -> list[str]:
 
 def two_factor_verify(*, user: User, code: str) -> TOTPDevice | StaticDevice:
     """The device that accepts `code` (an authenticator code or an unused backup code)."""
-    device = match_token(user, _digits(code)) or match_token(user, code.strip().lower())
+    # One attempt per code: every failed attempt slows the device down (django-otp throttling).
+    cleaned = code.strip().lower().replace(" ", "").replace("-", "")
+    device = match_token(user, cleaned)
     if device is None:
         raise ValidationError({"code": _("That code is not right.")})
     return device

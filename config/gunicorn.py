@@ -25,6 +25,8 @@ max_requests_jitter = 200
 # Which proxies may say the request came over HTTPS (X-Forwarded-Proto); Django's
 # SECURE_PROXY_SSL_HEADER and TRUSTED_PROXIES must agree with it.
 forwarded_allow_ips = os.environ.get("TRUSTED_PROXIES", "127.0.0.1,::1")
+# No runtime control socket: it would live at one path per user, shared by every instance.
+control_socket_disable = True
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()

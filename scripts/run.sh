@@ -13,6 +13,7 @@ export DJANGO_SETTINGS_MODULE=config.settings
 export HOST=${HOST:-127.0.0.1}
 export PORT=${PORT:-8000}
 export DEBUG=${DEBUG:-false}
+export WEB_CONCURRENCY=${WEB_CONCURRENCY:-2}   # gunicorn worker processes
 url_host=$HOST; [[ $HOST == *:* ]] && url_host="[$HOST]"   # an IPv6 address in a URL
 export SITE_URL=${SITE_URL:-http://${url_host}:${PORT}}
 export ALLOWED_HOSTS=${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1],${url_host}}

@@ -35,7 +35,7 @@ from scoring.registry import builtin_catalog
 from scoring.services import catalog_load
 from tests.personas import Personas, make_personas
 
-from .worker import Worker, start_celery
+from .worker import Worker, route_all_tasks_to, start_celery
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -133,7 +133,8 @@ def celery_worker_process(
         "task_routes": celery_app.conf.task_routes,
         "task_always_eager": celery_app.conf.task_always_eager,
     }
-    celery_app.conf.update(task_routes={"*": {"queue": queue}}, task_always_eager=False)
+    celery_app.conf.update(task_always_eager=False)
+    route_all_tasks_to({"*": {"queue": queue}})
 
     ARTIFACTS.mkdir(exist_ok=True)
     log_path = ARTIFACTS / f"celery-worker-{queue}.log"
@@ -152,6 +153,7 @@ def celery_worker_process(
         with celery_app.connection_for_write() as broker:
             broker.default_channel.queue_delete(queue)
         celery_app.conf.update(**previous)
+        route_all_tasks_to(previous["task_routes"])
         media_override.disable()
         if request.session.testsfailed == 0:
             log_path.unlink(missing_ok=True)  # kept only to explain a failure

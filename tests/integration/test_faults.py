@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.services import api_token_create
@@ -34,7 +35,7 @@ from reports.services import report_file
 
 from .conftest import ARTIFACTS, ROOT, worker_arguments
 from .steps import LAUNCH_LOG, QUESTIONNAIRE, launch_answers
-from .worker import Worker, eventually, start_celery
+from .worker import Worker, eventually, route_all_tasks_to, start_celery
 
 SUBMISSIONS = 50
 RECOVERY_AFTER_REDIS = 60  # seconds: every submission scored within this of Redis returning
@@ -262,7 +263,7 @@ def killable_worker(celery_worker_process: Worker):
     arguments = worker_arguments(queue=queue, nodename=nodename, pool="prefork", concurrency=2)
     log_path = ARTIFACTS / f"celery-worker-{queue}.log"
     previous_routes = celery_app.conf.task_routes
-    celery_app.conf.task_routes = {"*": {"queue": queue}}
+    route_all_tasks_to({"*": {"queue": queue}})
     process = start_celery(arguments, environment=environment, log_path=log_path)
     killable = Worker(
         process, nodename, queue, log_path, celery_worker_process.redis_url, arguments, environment
@@ -272,7 +273,7 @@ def killable_worker(celery_worker_process: Worker):
         yield killable
     finally:
         killable.stop()
-        celery_app.conf.task_routes = previous_routes
+        route_all_tasks_to(previous_routes)
         with celery_app.connection_for_write() as broker:
             broker.default_channel.queue_delete(queue)
 
@@ -344,6 +345,7 @@ def test_a_worker_killed_during_scoring_and_rendering_leaves_one_result_each(
         interval=0.05,
     )
     killable_worker.kill()
+    killed_at = timezone.now()
     assert ScoringRun.objects.get(pk=run_id).status == RunStatus.RUNNING
     killable_worker.restart()
 
@@ -363,7 +365,10 @@ def test_a_worker_killed_during_scoring_and_rendering_leaves_one_result_each(
 
     assert_scored_exactly_once([scored_id, slow_id])
     run = ScoringRun.objects.get(pk=run_id)
-    assert run.attempts == 2  # the killed attempt, and the one that finished
+    # The killed attempt, and the one that finished after the restart.
+    assert (run.attempts, run.finished_at > killed_at) == (2, True), (
+        f"killed at {killed_at}, run {run.dispatched_at=} {run.finished_at=} {run.duration_ms=}"
+    )
     report = Report.objects.get(pk=report_id)
     assert report.attempts == 2
     assert (

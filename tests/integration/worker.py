@@ -38,6 +38,14 @@ def start_celery(arguments: list[str], *, environment: dict[str, str], log_path:
         )
 
 
+def route_all_tasks_to(routes: dict | None) -> None:
+    """Set this process's task routes now. Celery builds its router once, on the first send,
+    so changing `task_routes` alone would not change where the next task goes."""
+    celery_app.conf.task_routes = routes
+    celery_app.amqp.flush_routes()
+    celery_app.amqp.__dict__.pop("router", None)  # the cached router, rebuilt on next use
+
+
 @dataclass
 class Worker:
     process: subprocess.Popen

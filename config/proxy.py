@@ -59,6 +59,7 @@ class TrustedProxyMiddleware:
         return self.get_response(request)
 
 
-def client_address(request: HttpRequest) -> str:
-    """AXES_CLIENT_IP_CALLABLE: the address TrustedProxyMiddleware left in REMOTE_ADDR."""
-    return request.META.get("REMOTE_ADDR") or "unknown"
+def client_address(request: HttpRequest) -> str | None:
+    """AXES_CLIENT_IP_CALLABLE: the address TrustedProxyMiddleware left in REMOTE_ADDR (None
+    when there is none, e.g. a sign-in without a real request; axes stores it as an address)."""
+    return request.META.get("REMOTE_ADDR") or None

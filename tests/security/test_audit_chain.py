@@ -117,8 +117,9 @@ def test_verify_audit_finds_an_edit_that_recomputed_the_hash(trail):
     edited, following = trail[1], trail[2]
     edited.detail = {"forged": True}
     forged_hash = audit_event_hash(audit_event_content(edited), edited.previous_hash)
+    as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
     raw(
-        "UPDATE assessments_auditevent SET detail = %s, hash = %s WHERE id = %s",
+        f"UPDATE assessments_auditevent SET detail = {as_json}, hash = %s WHERE id = %s",
         ['{"forged": true}', forged_hash, edited.pk],
     )
     status, out = verify()

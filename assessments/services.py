@@ -23,8 +23,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
+from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from questionnaires.spec import QuestionnaireSpec
+from core.errors import ConflictError, ForbiddenError, ServiceError
+from questionnaires.spec import QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
@@ -52,34 +54,17 @@ from .sniffing import sniff_content_type
 from .storage import evidence_storage
 
 
-class ServiceError(Exception):
-    """A request that cannot be carried out; `errors` maps a field (or question code) to
-    messages. The API answers 400 `{"errors": ...}`, the web pages show them inline."""
-
-    status_code = 400
-
-    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
-        self.errors = {key: [str(m) for m in messages] for key, messages in errors.items()}
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
-
-
-class ConflictError(ServiceError):
-    """The request is valid but the assessment's status does not allow it (HTTP 409)."""
-
-    status_code = 409
-
-
-class ForbiddenError(ServiceError):
-    """The caller's role does not allow this (HTTP 403)."""
-
-    status_code = 403
+def _require_member(member: OrgContext, assessment: Assessment, capability: str) -> None:
+    """The rule every member-facing service applies first: the caller's role grants the
+    capability (403), and the object belongs to the caller's organization."""
+    member.require(capability)
+    if assessment.organization_id != member.organization.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
 
 
 def _transition(assessment: Assessment, event: str) -> None:
-    try:
-        assessment.status = lifecycle.next_status(event, assessment.status)
-    except lifecycle.IllegalTransition as exc:
-        raise ConflictError({"status": [str(exc)]}) from exc
+    # An event the status does not allow raises `IllegalTransition`, a `ConflictError`.
+    assessment.status = lifecycle.next_status(event, assessment.status)
 
 
 # -- vendors -------------------------------------------------------------------------------
@@ -516,7 +501,7 @@ def vendor_link_issue(
     *,
     assessment: Assessment,
     contact_email: str,
-    actor: User,
+    member: OrgContext,
     channel: str,
     contact_name: str = "",
     language: str = "en",
@@ -527,6 +512,8 @@ def vendor_link_issue(
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
+    _require_member(member, assessment, Capability.INVITE_VENDOR)
+    actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = {}
     try:
@@ -593,7 +580,9 @@ def _send_invitation(link: VendorLink, url: str) -> None:
 
 
 @transaction.atomic
-def vendor_link_revoke(*, link: VendorLink, actor: User, channel: str) -> VendorLink:
+def vendor_link_revoke(*, link: VendorLink, member: OrgContext, channel: str) -> VendorLink:
+    _require_member(member, link.assessment, Capability.INVITE_VENDOR)
+    actor = member.user
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
@@ -668,8 +657,10 @@ def assessment_submit(
 
 
 @transaction.atomic
-def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> ScoringRun:
+def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: str) -> ScoringRun:
     """Score again with the newest ruleset; earlier runs stay as they were."""
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     _transition(assessment, "rescore")
     assessment.save(update_fields=["status", "updated_at"])
@@ -684,16 +675,14 @@ def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> 
 
 
 def newest_ruleset_for(assessment: Assessment) -> Ruleset:
-    from scoring.registry import _version_order
-
     rulesets = list(Ruleset.objects.filter(questionnaire=assessment.questionnaire))
     if not rulesets:
         raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
-    return max(rulesets, key=lambda r: _version_order(r.version))
+    return max(rulesets, key=lambda r: version_key(r.version))
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from scoring.tasks import score_assessment_run
+    from .tasks import score_assessment_run
 
     run = ScoringRun.objects.create(
         assessment=assessment,
@@ -724,13 +713,16 @@ def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
 def review_record(
     *,
     assessment: Assessment,
-    reviewer: User,
+    member: OrgContext,
     decision: str,
     channel: str,
     conditions: str = "",
     message: str = "",
     reopen_codes: list[str] | None = None,
 ) -> Review:
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    _require_member(member, assessment, Capability.REVIEW)
+    reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = {}
     if decision not in ReviewDecision.values:
@@ -804,9 +796,11 @@ def risk_decision_record(
     justification: str,
     owner: str,
     expires_on: dt.date | None,
-    actor: User,
+    member: OrgContext,
     channel: str,
 ) -> RiskDecision:
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     errors: dict[str, list[Any]] = {}
     run = assessment.latest_run
     if run is None or not run.findings.filter(rule_id=rule_id).exists():

@@ -8,7 +8,6 @@ app_name = "assessments"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
-    path("language/", views.set_language, name="set_language"),
     path("vendors/", views.vendor_list, name="vendor_list"),
     path("vendors/new/", views.vendor_create, name="vendor_create"),
     path("vendors/<int:vendor_id>/", views.vendor_edit, name="vendor_edit"),

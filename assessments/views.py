@@ -13,17 +13,14 @@ questionnaire version.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.contrib.humanize.templatetags.humanize import intcomma
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
@@ -38,15 +35,15 @@ from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
-from django.views.i18n import set_language as django_set_language
 
-from accounts.models import User
+from accounts.decorators import member_page
 from accounts.roles import Capability
-from accounts.tenancy import OrgContext, org_context_for_request
+from accounts.tenancy import OrgContext
+from core.errors import ServiceError
+from core.web import add_errors, add_messages
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import Question, QuestionnaireSpec
 from questionnaires.validation import (
-    AnswerValidationError,
     hidden_codes,
     is_blank,
     missing_required,
@@ -88,79 +85,6 @@ CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 # How often (seconds) an open page asks whether the vendor or the worker has moved on.
 POLL_WHILE_ANSWERING = 10
 POLL_WHILE_SCORING = 2
-
-
-# -- access and language ------------------------------------------------------------------------
-
-
-def member_context(request: HttpRequest, capability: str = "view") -> OrgContext:
-    """The organization the request acts in, with the role's capability checked (403)."""
-    context = org_context_for_request(request)
-    if context is None:
-        raise PermissionDenied
-    context.require(capability)
-    return context
-
-
-View = Callable[..., HttpResponse]
-
-
-def member_page(view: View) -> View:
-    """A signed-in member's page, in the member's saved language on a browser that has not
-    chosen one yet (the first page after signing in on a new device).
-
-    The language is applied for this response only (`translation.override`) and remembered in
-    the language cookie that Django's LocaleMiddleware reads on every later request; nothing is
-    kept between requests in the process.
-    """
-
-    @login_required
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        preferred = getattr(request.user, "preferred_language", "")
-        if (
-            settings.LANGUAGE_COOKIE_NAME in request.COOKIES
-            or preferred not in dict(settings.LANGUAGES)
-            or preferred == translation.get_language()
-        ):
-            return view(request, *args, **kwargs)
-        with translation.override(preferred):
-            response = view(request, *args, **kwargs)
-        response.headers["Content-Language"] = preferred
-        _set_language_cookie(response, preferred)
-        return response
-
-    return wrapper
-
-
-def _set_language_cookie(response: HttpResponse, language: str) -> None:
-    response.set_cookie(
-        settings.LANGUAGE_COOKIE_NAME,
-        language,
-        max_age=settings.LANGUAGE_COOKIE_AGE,
-        path=settings.LANGUAGE_COOKIE_PATH,
-        domain=settings.LANGUAGE_COOKIE_DOMAIN,
-        secure=settings.LANGUAGE_COOKIE_SECURE,
-        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
-        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
-    )
-
-
-@require_POST
-def set_language(request: HttpRequest) -> HttpResponse:
-    """The header's language switch: Django's `set_language` (cookie, safe redirect to `next`),
-    and for a signed-in user the choice is also saved as their preferred language."""
-    language = request.POST.get("language", "")
-    user = request.user
-    if (
-        user.is_authenticated
-        and language in dict(settings.LANGUAGES)
-        and language != getattr(user, "preferred_language", language)
-    ):
-        # A one-column preference of the signed-in user themself; see the README's note on
-        # `accounts.services` for where this belongs once that module offers it.
-        User.objects.filter(pk=user.pk).update(preferred_language=language)
-    return django_set_language(request)
 
 
 # -- reading helpers (presentation only; tenancy is settled before they are called) --------------
@@ -620,11 +544,6 @@ def error_summary(*forms: Form) -> list[dict[str, str]]:
     return items
 
 
-def _service_messages(exc: services.ServiceError | AnswerValidationError) -> list[str]:
-    errors = exc.as_text_dict() if isinstance(exc, AnswerValidationError) else exc.errors
-    return [message for messages_ in errors.values() for message in messages_]
-
-
 def _questionnaire_choices() -> list[tuple[str, str]]:
     language = translation.get_language() or "en"
     versions = QuestionnaireVersion.objects.only(
@@ -673,8 +592,7 @@ def _list_rows(assessments: QuerySet[Assessment]) -> QuerySet[Assessment]:
 
 
 @member_page
-def dashboard(request: HttpRequest) -> HttpResponse:
-    org = member_context(request)
+def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
     today = timezone.localdate()
     everything = selectors.assessments_for(organization=org.organization)
     form = web_forms.DashboardFilterForm(request.GET or None)
@@ -749,8 +667,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @member_page
-def vendor_list(request: HttpRequest) -> HttpResponse:
-    org = member_context(request)
+def vendor_list(request: HttpRequest, org: OrgContext) -> HttpResponse:
     vendors = selectors.vendors_for(organization=org.organization).annotate(
         assessment_count=Count("assessments"),
         open_count=Count("assessments", filter=Q(assessments__status__in=OPEN_STATUSES)),
@@ -765,9 +682,8 @@ def vendor_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@member_page
-def vendor_create(request: HttpRequest) -> HttpResponse:
-    org = member_context(request, "edit_assessment")
+@member_page(capability="edit_assessment")
+def vendor_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     form = web_forms.VendorForm(request.POST or None)
     then_assess = request.GET.get("then") == "assess" or request.POST.get("then") == "assess"
     if request.method == "POST" and form.is_valid():
@@ -778,8 +694,8 @@ def vendor_create(request: HttpRequest) -> HttpResponse:
                 channel=Channel.WEB,
                 **form.cleaned_data,
             )
-        except services.ServiceError as exc:
-            web_forms.add_service_errors(form, exc.errors)
+        except ServiceError as exc:
+            add_errors(form, exc)
         else:
             messages.success(request, _("Vendor “%(name)s” added.") % {"name": vendor.name})
             if then_assess:
@@ -799,9 +715,8 @@ def vendor_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-@member_page
-def vendor_edit(request: HttpRequest, vendor_id: int) -> HttpResponse:
-    org = member_context(request, "edit_assessment")
+@member_page(capability="edit_assessment")
+def vendor_edit(request: HttpRequest, org: OrgContext, vendor_id: int) -> HttpResponse:
     vendor = selectors.vendor_get(organization=org.organization, vendor_id=vendor_id)
     initial = {
         name: getattr(vendor, name)
@@ -815,8 +730,8 @@ def vendor_edit(request: HttpRequest, vendor_id: int) -> HttpResponse:
                 services.vendor_update(
                     vendor=vendor, actor=org.user, channel=Channel.WEB, **changed
                 )
-        except services.ServiceError as exc:
-            web_forms.add_service_errors(form, exc.errors)
+        except ServiceError as exc:
+            add_errors(form, exc)
         else:
             messages.success(request, _("Vendor “%(name)s” saved.") % {"name": vendor.name})
             return redirect("assessments:vendor_list")
@@ -857,9 +772,8 @@ def _typed(data: Any) -> dict[str, Any]:
     return {key: values if len(values) > 1 else values[0] for key, values in data.lists()}
 
 
-@member_page
-def assessment_create(request: HttpRequest) -> HttpResponse:
-    org = member_context(request, "edit_assessment")
+@member_page(capability="edit_assessment")
+def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     org.require("answer_use_section")
     choices = _questionnaire_choices()
     vendors = selectors.vendors_for(organization=org.organization)
@@ -901,15 +815,17 @@ def assessment_create(request: HttpRequest) -> HttpResponse:
                             member=org,
                             channel=Channel.WEB,
                         )
-            except (services.ServiceError, AnswerValidationError) as exc:
-                errors = (
-                    exc.as_text_dict() if isinstance(exc, AnswerValidationError) else exc.errors
+            except ServiceError as exc:
+                # Question codes go beside the buyer's questions, the rest beside the others.
+                add_errors(
+                    use_form,
+                    ServiceError({k: v for k, v in exc.raw_errors.items() if k in use_form.fields}),
                 )
-                web_forms.add_service_errors(
-                    use_form, {k: v for k, v in errors.items() if k in use_form.fields}
-                )
-                web_forms.add_service_errors(
-                    form, {k: v for k, v in errors.items() if k not in use_form.fields}
+                add_errors(
+                    form,
+                    ServiceError(
+                        {k: v for k, v in exc.raw_errors.items() if k not in use_form.fields}
+                    ),
                 )
             else:
                 messages.success(
@@ -944,10 +860,9 @@ def assessment_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-@member_page
-def assessment_edit(request: HttpRequest, assessment_id: int) -> HttpResponse:
+@member_page(capability="edit_assessment")
+def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """Due date, and the buyer's answers while the vendor may still answer."""
-    org = member_context(request, "edit_assessment")
     assessment = _assessment(org, assessment_id)
     spec = assessment.questionnaire.spec
     use_editable = assessment.status in EDITABLE_STATUSES and org.can("answer_use_section")
@@ -982,12 +897,8 @@ def assessment_edit(request: HttpRequest, assessment_id: int) -> HttpResponse:
                             member=org,
                             channel=Channel.WEB,
                         )
-            except (services.ServiceError, AnswerValidationError) as exc:
-                errors = (
-                    exc.as_text_dict() if isinstance(exc, AnswerValidationError) else exc.errors
-                )
-                target = use_form or date_form
-                web_forms.add_service_errors(target, errors)
+            except ServiceError as exc:
+                add_errors(use_form or date_form, exc)
             else:
                 messages.success(request, _("Saved."))
                 return redirect("assessments:detail", assessment_id=assessment.pk)
@@ -1064,8 +975,7 @@ def _progress_context(assessment: Assessment, spec: QuestionnaireSpec) -> dict[s
 
 
 @member_page
-def assessment_detail(request: HttpRequest, assessment_id: int) -> HttpResponse:
-    org = member_context(request)
+def assessment_detail(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = _assessment(org, assessment_id)
     spec = assessment.questionnaire.spec
     progress = _progress_context(assessment, spec)
@@ -1133,10 +1043,9 @@ def _render_detail(
 
 
 @member_page
-def assessment_progress(request: HttpRequest, assessment_id: int) -> HttpResponse:
+def assessment_progress(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """The progress block, for htmx to poll while the vendor answers or the worker scores. When
     the status has moved on since the page was drawn, the whole page is reloaded."""
-    org = member_context(request)
     assessment = _assessment(org, assessment_id)
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect("assessments:detail", assessment_id=assessment.pk)
@@ -1151,10 +1060,9 @@ def assessment_progress(request: HttpRequest, assessment_id: int) -> HttpRespons
 # -- vendor links ---------------------------------------------------------------------------
 
 
-@member_page
+@member_page(capability="invite_vendor")
 @require_POST
-def vendor_invite(request: HttpRequest, assessment_id: int) -> HttpResponse:
-    org = member_context(request, "invite_vendor")
+def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = _assessment(org, assessment_id)
     form = web_forms.InviteForm(request.POST)
     if form.is_valid():
@@ -1164,11 +1072,11 @@ def vendor_invite(request: HttpRequest, assessment_id: int) -> HttpResponse:
                 contact_email=form.cleaned_data["contact_email"],
                 contact_name=form.cleaned_data["contact_name"].strip(),
                 language=form.cleaned_data["language"],
-                actor=org.user,
+                member=org,
                 channel=Channel.WEB,
             )
-        except services.ServiceError as exc:
-            web_forms.add_service_errors(form, exc.errors)
+        except ServiceError as exc:
+            add_errors(form, exc)
         else:
             messages.success(
                 request,
@@ -1193,11 +1101,10 @@ def vendor_invite(request: HttpRequest, assessment_id: int) -> HttpResponse:
     )
 
 
-@member_page
+@member_page(capability="invite_vendor")
 @require_POST
-def vendor_link_reinvite(request: HttpRequest, link_id: int) -> HttpResponse:
+def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) -> HttpResponse:
     """Send the same contact a fresh link (the earlier one stops working)."""
-    org = member_context(request, "invite_vendor")
     link = selectors.vendor_link_get(organization=org.organization, link_id=link_id)
     try:
         services.vendor_link_issue(
@@ -1205,12 +1112,11 @@ def vendor_link_reinvite(request: HttpRequest, link_id: int) -> HttpResponse:
             contact_email=link.contact_email,
             contact_name=link.contact_name,
             language=link.language,
-            actor=org.user,
+            member=org,
             channel=Channel.WEB,
         )
-    except services.ServiceError as exc:
-        for message in _service_messages(exc):
-            messages.error(request, message)
+    except ServiceError as exc:
+        add_messages(request, exc)
     else:
         messages.success(
             request, _("A new link was sent to %(email)s.") % {"email": link.contact_email}
@@ -1218,28 +1124,25 @@ def vendor_link_reinvite(request: HttpRequest, link_id: int) -> HttpResponse:
     return redirect(f"{reverse('assessments:detail', args=[link.assessment_id])}#links")
 
 
-@member_page
+@member_page(capability="invite_vendor")
 @require_POST
-def vendor_link_revoke(request: HttpRequest, link_id: int) -> HttpResponse:
-    org = member_context(request, "invite_vendor")
+def vendor_link_revoke(request: HttpRequest, org: OrgContext, link_id: int) -> HttpResponse:
     link = selectors.vendor_link_get(organization=org.organization, link_id=link_id)
-    services.vendor_link_revoke(link=link, actor=org.user, channel=Channel.WEB)
+    services.vendor_link_revoke(link=link, member=org, channel=Channel.WEB)
     messages.success(
         request, _("The link for %(email)s was revoked.") % {"email": link.contact_email}
     )
     return redirect(f"{reverse('assessments:detail', args=[link.assessment_id])}#links")
 
 
-@member_page
+@member_page(capability="edit_assessment")
 @require_POST
-def assessment_rescore(request: HttpRequest, assessment_id: int) -> HttpResponse:
-    org = member_context(request, "edit_assessment")
+def assessment_rescore(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = _assessment(org, assessment_id)
     try:
-        services.assessment_rescore(assessment=assessment, actor=org.user, channel=Channel.WEB)
-    except services.ServiceError as exc:
-        for message in _service_messages(exc):
-            messages.error(request, message)
+        services.assessment_rescore(assessment=assessment, member=org, channel=Channel.WEB)
+    except ServiceError as exc:
+        add_messages(request, exc)
     else:
         messages.success(request, _("Scoring has been queued with the newest ruleset."))
     return redirect("assessments:detail", assessment_id=assessment.pk)
@@ -1348,16 +1251,16 @@ def _findings_page(
 
 
 @member_page
-def assessment_findings(request: HttpRequest, assessment_id: int) -> HttpResponse:
-    org = member_context(request)
+def assessment_findings(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = _assessment(org, assessment_id)
     return _findings_page(request, org, assessment)
 
 
-@member_page
+@member_page(capability="edit_assessment")
 @require_POST
-def risk_decision_create(request: HttpRequest, assessment_id: int, rule_id: str) -> HttpResponse:
-    org = member_context(request, "edit_assessment")
+def risk_decision_create(
+    request: HttpRequest, org: OrgContext, assessment_id: int, rule_id: str
+) -> HttpResponse:
     assessment = _assessment(org, assessment_id)
     form = web_forms.RiskDecisionForm(request.POST, auto_id=f"id_{rule_id}_%s")
     if form.is_valid():
@@ -1369,11 +1272,11 @@ def risk_decision_create(request: HttpRequest, assessment_id: int, rule_id: str)
                 justification=form.cleaned_data["justification"],
                 owner=form.cleaned_data["owner"],
                 expires_on=form.cleaned_data["expires_on"],
-                actor=org.user,
+                member=org,
                 channel=Channel.WEB,
             )
-        except services.ServiceError as exc:
-            web_forms.add_service_errors(form, exc.errors)
+        except ServiceError as exc:
+            add_errors(form, exc)
         else:
             messages.success(
                 request,
@@ -1390,9 +1293,8 @@ def risk_decision_create(request: HttpRequest, assessment_id: int, rule_id: str)
 
 
 @member_page
-def assessment_review(request: HttpRequest, assessment_id: int) -> HttpResponse:
+def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """Sign-off: anyone may read it; a reviewer who did not take part decides."""
-    org = member_context(request)
     if request.method == "POST":
         org.require("review")
     assessment = _assessment(org, assessment_id)
@@ -1412,15 +1314,15 @@ def assessment_review(request: HttpRequest, assessment_id: int) -> HttpResponse:
             try:
                 review = services.review_record(
                     assessment=assessment,
-                    reviewer=org.user,
+                    member=org,
                     decision=form.cleaned_data["decision"],
                     conditions=form.cleaned_data["conditions"],
                     message=form.cleaned_data["message"],
                     reopen_codes=form.cleaned_data["reopen_codes"],
                     channel=Channel.WEB,
                 )
-            except services.ServiceError as exc:
-                web_forms.add_service_errors(form, exc.errors)
+            except ServiceError as exc:
+                add_errors(form, exc)
             else:
                 messages.success(
                     request,
@@ -1458,8 +1360,7 @@ def assessment_review(request: HttpRequest, assessment_id: int) -> HttpResponse:
 
 
 @member_page
-def compare(request: HttpRequest) -> HttpResponse:
-    org = member_context(request)
+def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
     scored = _list_rows(
         selectors.assessments_for(organization=org.organization)
         .filter(latest_run__isnull=False)
@@ -1548,8 +1449,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 @member_page
-def evidence_download(request: HttpRequest, evidence_id: int) -> FileResponse:
-    org = member_context(request)
+def evidence_download(request: HttpRequest, org: OrgContext, evidence_id: int) -> FileResponse:
     evidence = selectors.evidence_get(organization=org.organization, evidence_id=evidence_id)
     handle = evidence_storage().open(evidence.storage_name, "rb")
     # Always an attachment of an inert type: vendor files are never rendered by the browser.
@@ -1574,10 +1474,7 @@ __all__ = [
     "compare",
     "dashboard",
     "evidence_download",
-    "member_context",
-    "member_page",
     "risk_decision_create",
-    "set_language",
     "vendor_create",
     "vendor_edit",
     "vendor_invite",

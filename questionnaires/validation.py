@@ -16,6 +16,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from packaging.version import InvalidVersion
 
+from core.errors import ServiceError
+
 from .conditions import Visibility, parse_version, to_cel_value
 from .spec import Question, QuestionnaireSpec
 
@@ -27,18 +29,15 @@ _GROUPED_INTEGER = re.compile(r"^\d{1,3}(,\d{3})+$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class AnswerValidationError(Exception):
+class AnswerValidationError(ServiceError):
     """Raised with every error of a request: `errors` maps a question code to its messages."""
-
-    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
-        super().__init__(format_errors(errors))
-        self.errors = {code: list(messages) for code, messages in errors.items()}
 
     def as_text_dict(self) -> dict[str, list[str]]:
         """Messages as plain strings, in the active language."""
-        return {
-            code: [str(message) for message in messages] for code, messages in self.errors.items()
-        }
+        return self.errors
+
+    def __str__(self) -> str:
+        return format_errors(self.raw_errors)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
-from tests.personas import make_personas
+from tests.personas import make_personas, member_of
 
 PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
 ACME_ROLES = ("owner", "assessor", "reviewer", "viewer")
@@ -70,7 +70,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:rescore": R("POST", roles=("owner", "assessor")),
     "assessments:link_revoke": R("POST", roles=("owner", "assessor")),
     "assessments:link_reinvite": R("POST", roles=("owner", "assessor")),
-    "assessments:set_language": R("POST", kind="public"),
+    "accounts:set_language": R("POST", kind="public"),
     "assessments:vendor_list": R(acme_object=False),
     "assessments:vendor_create": R(roles=("owner", "assessor"), acme_object=False),
     "assessments:vendor_edit": R(roles=("owner", "assessor")),
@@ -226,7 +226,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             link, token = services.vendor_link_issue(
                 assessment=assessment,
                 contact_email="sec@vendor.test",
-                actor=actor,
+                member=member_of(actor),
                 channel=Channel.WEB,
             )
             run = services.assessment_submit(
@@ -252,7 +252,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             _link, editable_token = services.vendor_link_issue(
                 assessment=editable,
                 contact_email="sec@vendor.test",
-                actor=actor,
+                member=member_of(actor),
                 channel=Channel.WEB,
             )
             return assessment, evidence, link, run, vendor, editable, editable_token
@@ -273,7 +273,10 @@ def world(django_db_setup, django_db_blocker, world_media):
         api_token_create(user=personas.alice, organization=acme, name="alice's")
         acme_assessment.refresh_from_db()  # scored since it was created
         report = report_request(
-            assessment=acme_assessment, language="en", actor=personas.ava, channel=Channel.WEB
+            assessment=acme_assessment,
+            language="en",
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
         )
         kwargs = {
             "assessment_id": acme_assessment.pk,

@@ -30,7 +30,7 @@ from assessments.services import (
     vendor_link_issue,
 )
 from questionnaires.models import QuestionnaireVersion
-from tests.personas import PASSWORD
+from tests.personas import PASSWORD, member_of
 
 from .conftest import DESKTOP, PHONE
 
@@ -313,7 +313,7 @@ def created_and_invited(personas) -> Assessment:
     vendor_link_issue(
         assessment=assessment,
         contact_email="kv-team@workers-ai.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )  # the email goes out when the transaction commits
     return assessment

@@ -4,7 +4,7 @@ broker that redelivers) never duplicates findings."""
 import pytest
 
 from assessments.models import AuditEvent, Finding, ScoringRun
-from scoring.tasks import score_assessment_run
+from assessments.tasks import score_assessment_run
 
 from .steps import answered_assessment, assessment_detail, queue_scoring, run_detail, wait_for_run
 

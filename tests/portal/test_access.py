@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from assessments.models import Channel, EvidenceFile
 from assessments.services import evidence_add, vendor_link_issue, vendor_link_revoke
+from tests.personas import member_of
 
 from .conftest import log_upload, make_assessment, portal_url
 
@@ -48,7 +49,7 @@ def test_it_rejects_unknown_tokens_with_a_page_that_reveals_nothing(client, toke
 
 
 def test_it_rejects_revoked_links(client, link, token, personas):
-    vendor_link_revoke(link=link, actor=personas.ava, channel=Channel.WEB)
+    vendor_link_revoke(link=link, member=member_of(personas.ava), channel=Channel.WEB)
     assert client.get(portal_url(token)).status_code == 404
 
 
@@ -104,13 +105,13 @@ def test_a_second_link_to_the_same_assessment_sees_the_same_answers(client, asse
     _, first = vendor_link_issue(
         assessment=assessment,
         contact_email="a@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     _, second = vendor_link_issue(
         assessment=assessment,
         contact_email="b@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     client.post(portal_url(first, "section", "PRF"), {"PRF-01": "Inference Cloud"})

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assessments.models import Channel, EvidenceFile, ReviewDecision
 from assessments.services import answers_save, assessment_submit, evidence_add, review_record
+from tests.personas import member_of
 
 from .conftest import log_upload, portal_url, vendor_answers
 
@@ -107,7 +108,7 @@ def test_after_request_changes_files_of_closed_questions_stay(
         assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
     review_record(
         assessment=assessment,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision=ReviewDecision.CHANGES_REQUESTED,
         channel=Channel.WEB,
         message="Give the decode pool.",

@@ -6,6 +6,7 @@ import pytest
 
 from assessments.models import Answer, AnswerRevision, Channel, ReviewDecision
 from assessments.services import answer_values, answers_save, assessment_submit, review_record
+from tests.personas import member_of
 
 from .conftest import portal_url, vendor_answers
 
@@ -177,7 +178,7 @@ def test_after_request_changes_only_reopened_questions_are_editable(
         assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
     review_record(
         assessment=assessment,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision=ReviewDecision.CHANGES_REQUESTED,
         channel=Channel.WEB,
         message="Please give the decode pool from the log.",

@@ -14,6 +14,7 @@ from django.utils.html import escape
 from assessments.models import AuditEvent, RiskDecision
 from assessments.services import assessment_rescore, risk_decision_record
 from scoring.models import Framework
+from tests.personas import member_of
 
 from .conftest import make_scored, make_vendor
 
@@ -147,7 +148,7 @@ def test_an_earlier_run_stays_viewable_after_a_rescore(client, personas, scored,
     from assessments.scoring_runs import scoring_run_execute
 
     first = scored.latest_run
-    run = assessment_rescore(assessment=scored, actor=personas.ava, channel="web")
+    run = assessment_rescore(assessment=scored, member=member_of(personas.ava), channel="web")
     scoring_run_execute(run_id=run.pk)
     client.force_login(personas.vic)
     response = client.get(findings_url(scored, run=first.pk))
@@ -242,7 +243,7 @@ def test_readers_see_decisions_but_no_form(client, personas, scored):
         justification="Gateway cap.",
         owner="CISO",
         expires_on=timezone.localdate() + dt.timedelta(days=30),
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel="web",
     )
     client.force_login(personas.rex)
@@ -276,7 +277,7 @@ def test_the_findings_view_runs_as_many_queries_for_50_assessments_as_for_5(
             justification="x",
             owner="y",
             expires_on=timezone.localdate() + dt.timedelta(days=9),
-            actor=personas.ava,
+            member=member_of(personas.ava),
             channel="web",
         ) if watched.latest_run.findings.filter(rule_id=rule).exists() else None
     assert findings_queries(client, watched) == five

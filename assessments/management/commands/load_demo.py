@@ -3,20 +3,15 @@ incident fixtures (at launch, after remediation) as scored assessments. Idempote
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Role
-from assessments import services
+from accounts.tenancy import org_context_of
+from assessments import factories
 from assessments.models import Assessment, Channel
-from assessments.scoring_runs import scoring_run_execute
 
 DEMO_PASSWORD = "avia-demo-2026"
 ORGANIZATION = "Demo Procurement (HK)"
@@ -27,8 +22,8 @@ MEMBERS = [
     ("viewer@demo.avia", "Vera", "Viewer", Role.VIEWER),
 ]
 FIXTURES = [
-    ("incident-2026-launch.json", "sglang-prefill-glm53-launch.log"),
-    ("incident-2026-remediated.json", "sglang-prefill-glm53-remediated.log"),
+    (factories.LAUNCH, factories.LAUNCH_LOG),
+    (factories.REMEDIATED, factories.REMEDIATED_LOG),
 ]
 
 
@@ -54,46 +49,24 @@ class Command(BaseCommand):
         if Assessment.objects.filter(organization=organization).exists():
             self.stdout.write("demo workspace already present")
             return
-        vendor = services.vendor_create(
-            organization=organization,
-            actor=users[Role.ASSESSOR],
+        assessor = org_context_of(user=users[Role.ASSESSOR], organization=organization)
+        vendor = factories.incident_vendor(
+            member=assessor,
             channel=Channel.SYSTEM,
             name="Example Cloud AI (GLM-5.3 endpoint)",
             website="https://example.com/ai",
             contact_email="security@example.com",
         )
-        examples = Path(settings.BASE_DIR) / "examples"
-        logs = Path(settings.BASE_DIR) / "tests" / "fixtures" / "logs"
-        for answers_file, log_file in FIXTURES:
-            document = json.loads((examples / answers_file).read_text(encoding="utf-8"))
-            with transaction.atomic():
-                assessment = services.assessment_create(
-                    organization=organization,
-                    vendor=vendor,
-                    questionnaire_key=f"{document['questionnaire']}@{document['version']}",
-                    actor=users[Role.ASSESSOR],
-                    channel=Channel.SYSTEM,
-                    answers=document["answers"],
-                )
-                services.answers_save(
-                    assessment=assessment,
-                    answers={},
-                    comments=document.get("comments", {}),
-                    actor=users[Role.ASSESSOR],
-                    channel=Channel.SYSTEM,
-                )
-                if (logs / log_file).exists():
-                    services.evidence_add(
-                        assessment=assessment,
-                        question_code="CTX-08",
-                        upload=SimpleUploadedFile(log_file, (logs / log_file).read_bytes()),
-                        actor=users[Role.ASSESSOR],
-                        channel=Channel.SYSTEM,
-                    )
-                run = services.assessment_submit(
-                    assessment=assessment, actor=users[Role.ASSESSOR], channel=Channel.SYSTEM
-                )
+        for answers_from, log in FIXTURES:
             # Scored here, in-process, so the demo does not depend on a running worker.
-            run = scoring_run_execute(run_id=run.pk)
-            self.stdout.write(f"{answers_file}: {run.risk_tier} ({run.risk_score}/100)")
+            assessment = factories.incident_assessment(
+                member=assessor,
+                vendor=vendor,
+                answers_from=answers_from,
+                logs=(log,),
+                channel=Channel.SYSTEM,
+            )
+            self.stdout.write(
+                f"{answers_from}: {assessment.risk_tier} ({assessment.risk_score}/100)"
+            )
         self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]} / {DEMO_PASSWORD}")

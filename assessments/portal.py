@@ -43,10 +43,11 @@ from questionnaires.validation import (
     missing_required,
     visibility_for,
 )
-from scoring.evidence import LogParseResult
 
 from . import lifecycle
 from .models import Assessment, AssessmentStatus, Channel, EvidenceFile, ReviewDecision, VendorLink
+from .presenters.evidence import describe_evidence
+from .presenters.progress import SectionProgress, section_progress
 from .services import (
     ServiceError,
     answer_values,
@@ -353,15 +354,7 @@ def yes_no_labels() -> dict[str, str]:
     }
 
 
-def describe_parse_result(data: Mapping[str, Any]) -> str:
-    """The parser's one-line description of a stored `EvidenceFile.parse_result`."""
-    try:
-        return LogParseResult.from_dict(data).describe()
-    except ValueError:
-        return _("not parsed: the parse result could not be read")
-
-
-def _evidence_rows(files: Iterable[EvidenceFile]) -> list[EvidenceRow]:
+def _evidence_rows(files: Iterable[EvidenceFile], language: str) -> list[EvidenceRow]:
     return [
         EvidenceRow(
             pk=f.pk,
@@ -369,7 +362,7 @@ def _evidence_rows(files: Iterable[EvidenceFile]) -> list[EvidenceRow]:
             size=f.size,
             uploaded_at=f.uploaded_at,
             parsed=f.parsed,
-            description=describe_parse_result(f.parse_result or {}),
+            description=describe_evidence(f.parse_result, language),
         )
         for f in files
     ]
@@ -510,7 +503,7 @@ def _section_page(
                 comment=typed_comments.get(code, stored.comments.get(code, "")),
                 editable=code in editable,
                 errors=errors.get(code, []),
-                evidence=_evidence_rows(stored.evidence.get(code, [])),
+                evidence=_evidence_rows(stored.evidence.get(code, []), portal.language),
                 controls_visibility=code in controlling,
                 reopened=code in stored.reopened,
                 status_message=(status_messages or {}).get(code, ""),
@@ -567,44 +560,21 @@ def _context(portal: Portal, **extra: Any) -> dict[str, Any]:
 # -- pages ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SectionProgress:
-    code: str
-    title: str
-    answered: int
-    required: int
-    url: str
-
-    @property
-    def complete(self) -> bool:
-        return self.answered >= self.required
-
-
 def _progress(portal: Portal, stored: Stored) -> tuple[list[SectionProgress], list[str]]:
     """Per vendor section: answered required / visible required; and the missing codes."""
-    spec = portal.spec
-    sections = portal.vendor_sections
-    hidden = hidden_codes(spec, stored.values)
-    missing = missing_required(
-        spec,
+    codes = [s.code for s in portal.vendor_sections]
+    progress = section_progress(
+        portal.spec,
         stored.values,
-        sections={s.code for s in sections},
-        evidence_codes=stored.evidence_codes,
+        stored.evidence_codes,
+        portal.language,
+        sections=codes,
+        url_for=lambda code: _url("section", portal, code),
     )
-    missing_set = set(missing)
-    rows = []
-    for section in sections:
-        required = [q.code for q in section.questions if q.required and q.code not in hidden]
-        rows.append(
-            SectionProgress(
-                code=section.code,
-                title=section.title.get(portal.language),
-                answered=len([c for c in required if c not in missing_set]),
-                required=len(required),
-                url=_url("section", portal, section.code),
-            )
-        )
-    return rows, missing
+    missing = missing_required(
+        portal.spec, stored.values, sections=codes, evidence_codes=stored.evidence_codes
+    )
+    return progress, missing
 
 
 @portal_view
@@ -755,7 +725,7 @@ def evidence_upload(request: HttpRequest, portal: Portal) -> HttpResponse:
         return _evidence_error(request, portal, section, exc.errors, exc.status_code)
     done = _("Uploaded “%(name)s”: %(result)s") % {
         "name": evidence.original_name,
-        "result": describe_parse_result(evidence.parse_result),
+        "result": describe_evidence(evidence.parse_result, portal.language),
     }
     return _evidence_done(request, portal, section, question.code, done)
 
@@ -871,7 +841,6 @@ def language(request: HttpRequest, portal: Portal) -> HttpResponse:
 
 
 __all__ = [
-    "describe_parse_result",
     "evidence_delete",
     "evidence_upload",
     "landing",

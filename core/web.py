@@ -26,3 +26,21 @@ def add_messages(request: HttpRequest, error: ServiceError) -> None:
         raise error
     for message in error.messages:
         messages.error(request, message)
+
+
+def error_summary(*forms_: forms.Form) -> list[dict[str, str]]:
+    """Every error of the forms, each linked to its field, for the summary at the top of a
+    page. An answer field (named by its question code) is labelled by the code."""
+    items = []
+    for form in forms_:
+        for message in form.non_field_errors():
+            items.append({"label": "", "message": message, "href": ""})
+        for name, field_messages in form.errors.items():
+            if name not in form.fields:
+                continue
+            bound = form[name]
+            target = bound.id_for_label or f"{bound.auto_id}_0"
+            label = name if getattr(form.fields[name], "question", None) else str(bound.label)
+            for message in field_messages:
+                items.append({"label": label, "message": message, "href": f"#{target}"})
+    return items

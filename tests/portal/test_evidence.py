@@ -22,7 +22,7 @@ def test_uploading_a_startup_log_shows_its_parse_result(client, token, assessmen
     assert evidence.parsed
     page = client.get(portal_url(token, "section", "CTX")).content.decode()
     assert "sglang-prefill-glm53-launch.log" in page
-    assert "SGLang log: pool 681,280 tokens, context 1,048,576 tokens" in page
+    assert "SGLang log: KV pool 681,280 tokens, context 1,048,576 tokens" in page
     assert f'form="evidence-remove-{evidence.pk}"' in page
 
 
@@ -85,7 +85,7 @@ def test_with_htmx_the_page_comes_back_without_a_redirect(client, token, assessm
     page = response.content.decode()
     block = page.split('id="evidence-CTX-08"', 1)[1]
     assert 'role="status"' in block.split("</div>", 1)[0]
-    assert "SGLang log: pool 681,280 tokens" in block
+    assert "SGLang log: KV pool 681,280 tokens" in block
 
 
 def test_after_request_changes_files_of_closed_questions_stay(

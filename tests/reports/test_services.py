@@ -369,7 +369,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
 
     def kinds(context):
         finding = {f.rule_id: f for f in context.findings}["NO-STAGED-ROLLOUT"]
-        return [d.kind for d in finding.decisions]
+        return [d.kind_label for d in finding.decisions]
 
     assert kinds(old) == ["Risk acceptance"]
     assert kinds(new) == ["Risk acceptance", "Mitigation"]

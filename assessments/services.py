@@ -222,10 +222,10 @@ def vendor_editable_codes(*, assessment: Assessment, vendor_link: VendorLink) ->
     statuses; only the re-opened ones after a reviewer requested changes."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         return set()
-    return _editable_codes(assessment, vendor_link) or set()
+    return editable_codes(assessment, vendor_link) or set()
 
 
-def _editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
+def editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
     """Codes the caller may change now (None = all)."""
     spec = assessment.questionnaire.spec
     if vendor_link is None:
@@ -267,6 +267,26 @@ def answers_save(
             questionnaire=assessment.questionnaire.spec,
             codes={*(answers or {}), *(comments or {})},
         )
+    require_answers_open(assessment)
+    spec = assessment.questionnaire.spec
+    clean = validate_answers(
+        spec, answers, comments, allowed_codes=editable_codes(assessment, vendor_link)
+    )
+    changed = _store_answers(
+        assessment,
+        clean.values,
+        clean.comments,
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+    # What was typed is saved now: its drafts are no longer "not saved yet".
+    assessment.drafts.filter(question_code__in={*clean.values, *clean.comments}).delete()
+    return changed
+
+
+def require_answers_open(assessment: Assessment) -> None:
+    """Answers (and drafts of them) change only while the vendor may still answer (409)."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError(
             {
@@ -276,18 +296,6 @@ def answers_save(
                 ]
             }
         )
-    spec = assessment.questionnaire.spec
-    clean = validate_answers(
-        spec, answers, comments, allowed_codes=_editable_codes(assessment, vendor_link)
-    )
-    return _store_answers(
-        assessment,
-        clean.values,
-        clean.comments,
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-    )
 
 
 def require_answer_capabilities(
@@ -384,7 +392,7 @@ def evidence_add(
     if question is None or question.type != "file":
         errors[question_code or "question"] = [_("This question does not take evidence files.")]
     else:
-        allowed = _editable_codes(assessment, vendor_link)
+        allowed = editable_codes(assessment, vendor_link)
         if allowed is not None and question_code not in allowed:
             errors[question_code] = [_("This question cannot be answered here.")]
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
@@ -472,7 +480,7 @@ def evidence_remove(
     assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
-    allowed = _editable_codes(assessment, vendor_link)
+    allowed = editable_codes(assessment, vendor_link)
     if allowed is not None and evidence.question_code not in allowed:
         raise ConflictError({evidence.question_code: [_("This question cannot be answered here.")]})
     name, storage_name = evidence.original_name, evidence.storage_name
@@ -570,7 +578,9 @@ def _send_invitation(link: VendorLink, url: str) -> None:
         "assessment": assessment,
         "organization": assessment.organization,
     }
-    with translation.override(link.language):
+    # The buyer's clock and the contact's language, like every page the link opens.
+    zone = assessment.organization.time_zone
+    with translation.override(link.language), timezone.override(zone):
         subject = _("%(organization)s asks you to complete an AI vendor isolation assessment") % {
             "organization": assessment.organization.report_display_name
             or assessment.organization.name

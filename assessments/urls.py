@@ -16,6 +16,11 @@ urlpatterns = [
     path("assessments/<int:assessment_id>/", detail.assessment_detail, name="detail"),
     path("assessments/<int:assessment_id>/edit/", editing.assessment_edit, name="edit"),
     path(
+        "assessments/<int:assessment_id>/edit/draft/",
+        editing.assessment_edit_autosave,
+        name="edit_autosave",
+    ),
+    path(
         "assessments/<int:assessment_id>/progress/",
         detail.assessment_progress,
         name="progress",

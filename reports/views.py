@@ -11,6 +11,7 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -19,6 +20,7 @@ from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel, RunStatus, ScoringRun
+from assessments.presenters.formats import format_datetime
 from core.errors import ServiceError
 from core.web import add_errors, add_messages
 
@@ -37,12 +39,14 @@ class ReportRequestForm(forms.Form):
         label=gettext_lazy("Scoring run"), coerce=int, required=False, empty_value=None
     )
 
-    def __init__(self, *args: object, runs: list[ScoringRun], **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, runs: list[ScoringRun], language: str, **kwargs: object
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["run"].choices = [
             (
                 run.pk,
-                f"#{run.pk} · {run.created_at:%Y-%m-%d %H:%M} · {run.ruleset.key} · "
+                f"#{run.pk} · {format_datetime(run.created_at, language)} · {run.ruleset.key} · "
                 f"{run.get_risk_tier_display()} {run.risk_score}",
             )
             for run in runs
@@ -67,6 +71,7 @@ def assessment_reports(request: HttpRequest, org: OrgContext, assessment_id: int
     form = ReportRequestForm(
         request.POST if request.method == "POST" else None,
         runs=runs,
+        language=translation.get_language() or request.LANGUAGE_CODE,
         initial={"language": request.LANGUAGE_CODE, "run": assessment.latest_run_id},
     )
     if request.method == "POST":

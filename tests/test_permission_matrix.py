@@ -77,6 +77,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:create": R(roles=("owner", "assessor"), acme_object=False),
     "assessments:compare": R(acme_object=False),
     "assessments:edit": R(roles=("owner", "assessor")),
+    "assessments:edit_autosave": R("POST", roles=("owner", "assessor")),
     "assessments:progress": R(),
     "assessments:findings": R(),
     "assessments:risk_decision": R("POST", roles=("owner", "assessor")),
@@ -126,15 +127,7 @@ MATRIX: dict[str, Rule] = {
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
-    "portal:evidence_upload": R(
-        "POST",
-        kind="portal",
-        data=lambda world: {
-            "question": "CTX-08",
-            "file": SimpleUploadedFile("a.log", b"KV Cache is allocated. #tokens: 5"),
-        },
-    ),
-    "portal:evidence_delete": R("POST", kind="portal"),
+    "portal:autosave": R("POST", kind="portal"),
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
@@ -294,7 +287,6 @@ def world(django_db_setup, django_db_blocker, world_media):
             "report_id": report.pk,
             "token": token,
         }
-        portal_evidence = editable.evidence.get().pk
         users = {
             "owner": personas.alice,
             "assessor": personas.ava,
@@ -309,7 +301,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             other_assessment,
             token,
             other_token,
-            kwargs | {"portal_evidence_id": portal_evidence},
+            kwargs,
             users,
         )
         call_command("flush", interactive=False, verbosity=0)
@@ -317,8 +309,6 @@ def world(django_db_setup, django_db_blocker, world_media):
 
 def url_for(name: str, world: World) -> str:
     kwargs = dict(world.kwargs)
-    if name == "portal:evidence_delete":  # the portal's evidence pages need an editable assessment
-        kwargs["evidence_id"] = kwargs["portal_evidence_id"]
     needed = _kwargs_of(name)
     missing = [key for key in needed if key not in kwargs]
     assert not missing, f"the matrix has no value for URL argument(s) {missing} of {name}"

@@ -10,7 +10,7 @@ in here and only here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,8 @@ from django.utils.translation import gettext as _
 from questionnaires.spec import QuestionnaireSpec
 from scoring.evidence import ENGINE_LABELS, LogParseResult
 
-from .formats import EMPTY, format_line, format_tokens, list_text
+from ..models import EvidenceFile
+from .formats import EMPTY, format_datetime, format_line, format_tokens, list_text
 
 
 def describe_evidence(parse_result: Mapping[str, Any] | None, language: str) -> str:
@@ -53,6 +54,32 @@ def engine_label(engine: str | None, language: str) -> str:
         with translation.override(language):
             return _("Not parsed")
     return ENGINE_LABELS.get(engine, engine)
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """A stored evidence file beside its question, on a page."""
+
+    pk: int
+    name: str
+    size: int
+    uploaded_at: str
+    parsed: bool
+    description: str
+
+
+def evidence_rows(files: Iterable[EvidenceFile], language: str) -> list[EvidenceRow]:
+    return [
+        EvidenceRow(
+            pk=f.pk,
+            name=f.original_name,
+            size=f.size,
+            uploaded_at=format_datetime(f.uploaded_at, language),
+            parsed=f.parsed,
+            description=describe_evidence(f.parse_result, language),
+        )
+        for f in files
+    ]
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from accounts.decorators import member_page
+from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
@@ -23,9 +25,11 @@ from questionnaires.spec import QuestionnaireSpec
 
 from .. import forms as web_forms
 from .. import selectors, services
+from ..answer_forms import CatalogueAnswersForm
+from ..answering import Answerer, answer_form, autosave_response, keep_drafts, save
 from ..lifecycle import EDITABLE_STATUSES
 from ..models import Channel
-from .common import assessment_for, assessment_tabs
+from .common import assessment_for, assessment_tabs, page_language
 
 
 def _questionnaire_choices() -> list[tuple[str, str]]:
@@ -48,26 +52,20 @@ def _questionnaire(key: str) -> QuestionnaireVersion | None:
     return QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
 
 
-def _use_form(
-    spec: QuestionnaireSpec, data: Any = None, initial: Mapping[str, Any] | None = None
-) -> web_forms.CatalogueAnswersForm:
-    return web_forms.CatalogueAnswersForm(
+def _use_form(spec: QuestionnaireSpec, data: Any = None) -> CatalogueAnswersForm:
+    """The buyer's questions of a new assessment (nothing saved yet, so no drafts)."""
+    return CatalogueAnswersForm(
         data,
-        initial=initial,
         questionnaire=spec,
         section_codes=services.buyer_section_codes(spec),
-        language=translation.get_language() or settings.LANGUAGE_CODE,
+        language=page_language(),
+        require_answers=True,
     )
 
 
-def _typed(data: Any) -> dict[str, Any]:
-    """What was posted, as initial values (lists kept for checkboxes)."""
-    return {key: values if len(values) > 1 else values[0] for key, values in data.lists()}
-
-
-@member_page(capability="edit_assessment")
+@member_page(capability=Capability.EDIT_ASSESSMENT)
 def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
-    org.require("answer_use_section")
+    org.require(Capability.ANSWER_USE_SECTION)
     choices = _questionnaire_choices()
     vendors = selectors.vendors_for(organization=org.organization)
     default_key = choices[0][0] if choices else ""
@@ -110,16 +108,8 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
                         )
             except ServiceError as exc:
                 # Question codes go beside the buyer's questions, the rest beside the others.
-                add_errors(
-                    use_form,
-                    ServiceError({k: v for k, v in exc.raw_errors.items() if k in use_form.fields}),
-                )
-                add_errors(
-                    form,
-                    ServiceError(
-                        {k: v for k, v in exc.raw_errors.items() if k not in use_form.fields}
-                    ),
-                )
+                add_errors(use_form, _errors_of(exc, use_form.fields))
+                add_errors(form, _errors_of(exc, form.fields, other=use_form.fields))
             else:
                 messages.success(
                     request,
@@ -134,17 +124,17 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
             questionnaires=choices,
             initial={key: data.get(key) for key in ("vendor", "questionnaire", "due_date")},
         )
-        use_form = _use_form(questionnaire.spec, initial=_typed(data)) if questionnaire else None
-    has_errors = bool(form.errors or (use_form is not None and use_form.errors))
+    has_errors = bool(form.errors or (use_form is not None and use_form.errors and not switched))
     context = {
         "org": org,
         "switched": switched,
         "form": form,
         "use_form": use_form,
+        "rows": use_form.rows() if use_form else [],
         "questionnaire": questionnaire.spec if questionnaire else None,
         "questionnaire_key": questionnaire.key if questionnaire else "",
         "has_vendors": vendors.exists(),
-        "error_summary": error_summary(form, *([use_form] if use_form else [])),
+        "error_summary": error_summary(form, *([use_form] if use_form and not switched else [])),
     }
     if request.htmx and request.method == "GET":  # type: ignore[attr-defined]
         return render(request, "assessments/_use_questions.html", context)
@@ -153,49 +143,62 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     )
 
 
-@member_page(capability="edit_assessment")
+def _errors_of(
+    error: ServiceError, fields: Mapping[str, Any], *, other: Mapping[str, Any] | None = None
+) -> ServiceError:
+    """The part of a refusal that belongs to `fields` (with `other`: everything not in it)."""
+    if other is None:
+        return ServiceError({k: v for k, v in error.raw_errors.items() if k in fields})
+    return ServiceError({k: v for k, v in error.raw_errors.items() if k not in other})
+
+
+@member_page(capability=Capability.EDIT_ASSESSMENT)
 def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
-    """Due date, and the buyer's answers while the vendor may still answer."""
+    """The due date, and the buyer's answers while the vendor may still answer. Like a vendor's
+    section: "Save" checks and saves; "Back to the assessment" keeps what was typed as drafts;
+    with htmx, drafts are kept as the member types."""
     assessment = assessment_for(org, assessment_id)
     spec = assessment.questionnaire.spec
-    use_editable = assessment.status in EDITABLE_STATUSES and org.can("answer_use_section")
+    use_editable = assessment.status in EDITABLE_STATUSES and org.can(Capability.ANSWER_USE_SECTION)
     data = request.POST if request.method == "POST" else None
     date_form = web_forms.DueDateForm(data, initial={"due_date": assessment.due_date})
-    use_form = None
-    if use_editable:
-        stored = list(assessment.answers.all())
-        initial = web_forms.catalogue_initial(
-            services.answer_values(assessment),
-            {a.question_code: a.comment for a in stored if a.comment},
+    answerer = Answerer(assessment=assessment, member=org)
+    use_form = (
+        answer_form(
+            answerer,
+            services.buyer_section_codes(spec),
+            page_language(),
+            data,
+            require_answers=True,
         )
-        use_form = _use_form(spec, data, initial=initial)
+        if use_editable
+        else None
+    )
+    status = 200
     if data is not None:
-        valid = date_form.is_valid() & (use_form is None or use_form.is_valid())
-        if valid:
-            try:
-                with transaction.atomic():
-                    if "due_date" in date_form.changed_data:
-                        services.assessment_update(
-                            assessment=assessment,
-                            actor=org.user,
-                            channel=Channel.WEB,
-                            due_date=date_form.cleaned_data["due_date"],
-                        )
-                    if use_form is not None:
-                        services.answers_save(
-                            assessment=assessment,
-                            answers=use_form.answers(),
-                            comments=use_form.comments(),
-                            actor=org.user,
-                            member=org,
-                            channel=Channel.WEB,
-                        )
-            except ServiceError as exc:
-                add_errors(use_form or date_form, exc)
+        if data.get("go") == "detail":
+            if use_form is not None:
+                keep_drafts(answerer, use_form)
+            return redirect("assessments:detail", assessment_id=assessment.pk)
+        refused = 400 if not date_form.is_valid() else None
+        if use_form is not None:
+            if refused is None:
+                refused = save(answerer, use_form)
             else:
-                messages.success(request, _("Saved."))
-                return redirect("assessments:detail", assessment_id=assessment.pk)
-    forms_ = [date_form, *([use_form] if use_form else [])]
+                use_form.is_valid()  # show every error at once
+                keep_drafts(answerer, use_form)
+        if refused is None:
+            if "due_date" in date_form.changed_data:
+                services.assessment_update(
+                    assessment=assessment,
+                    actor=org.user,
+                    channel=Channel.WEB,
+                    due_date=date_form.cleaned_data["due_date"],
+                )
+            messages.success(request, _("Saved."))
+            return redirect("assessments:detail", assessment_id=assessment.pk)
+        status = refused
+    rows = use_form.rows() if use_form else []
     return render(
         request,
         "assessments/assessment_edit.html",
@@ -205,9 +208,26 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
             "questionnaire": spec,
             "date_form": date_form,
             "use_form": use_form,
+            "rows": rows,
+            "drafts": [row.code for row in rows if row.draft],
             "use_editable": use_editable,
-            "error_summary": error_summary(*forms_),
+            "autosave_url": reverse("assessments:edit_autosave", args=[assessment.pk]),
+            "refresh_url": reverse("assessments:edit", args=[assessment.pk]),
+            "error_summary": error_summary(date_form, *([use_form] if use_form else [])),
             **assessment_tabs(org, "edit"),
         },
-        status=400 if any(f.errors for f in forms_) else 200,
+        status=status,
     )
+
+
+@member_page(capability=Capability.ANSWER_USE_SECTION)
+@require_POST
+def assessment_edit_autosave(
+    request: HttpRequest, org: OrgContext, assessment_id: int
+) -> HttpResponse:
+    """htmx: keep the buyer's answers being typed as drafts."""
+    assessment = assessment_for(org, assessment_id)
+    answerer = Answerer(assessment=assessment, member=org)
+    sections = services.buyer_section_codes(assessment.questionnaire.spec)
+    form = answer_form(answerer, sections, page_language(), request.POST)
+    return autosave_response(request, answerer, form)

@@ -96,7 +96,7 @@ def test_another_assessments_evidence_is_404(client, token, assessment, personas
         actor=personas.oscar,
         channel=Channel.WEB,
     )
-    response = client.post(portal_url(token, "evidence_delete", evidence.pk))
+    response = client.post(portal_url(token, "section", "CTX"), {"remove": evidence.pk})
     assert response.status_code == 404
     assert EvidenceFile.objects.filter(pk=evidence.pk).exists()
 
@@ -119,5 +119,5 @@ def test_a_second_link_to_the_same_assessment_sees_the_same_answers(client, asse
 
 
 def test_post_only_pages_refuse_get(client, token):
-    assert client.get(portal_url(token, "evidence_upload")).status_code == 405
+    assert client.get(portal_url(token, "autosave", "CTX")).status_code == 405
     assert client.get(portal_url(token, "language")).status_code == 405

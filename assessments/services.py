@@ -30,6 +30,7 @@ from questionnaires.spec import QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
+    stored_values,
     validate_answers,
 )
 from scoring.models import Ruleset
@@ -201,16 +202,10 @@ def assessment_update(
 
 def answer_values(assessment: Assessment) -> dict[str, Any]:
     """Current answers as validated Python values (dates as `date`)."""
-    spec = assessment.questionnaire.spec
-    values: dict[str, Any] = {}
-    for answer in assessment.answers.all():
-        question = spec.questions.get(answer.question_code)
-        if question is None or answer.value is None:
-            continue
-        values[answer.question_code] = (
-            dt.date.fromisoformat(answer.value) if question.type == "date" else answer.value
-        )
-    return values
+    return stored_values(
+        assessment.questionnaire.spec,
+        dict(assessment.answers.values_list("question_code", "value")),
+    )
 
 
 def _json_value(value: Any) -> Any:

@@ -335,3 +335,20 @@ def missing_required(
         if not answered:
             missing.append(question.code)
     return missing
+
+
+def stored_values(questionnaire: QuestionnaireSpec, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Answers as stored (JSON: a date as "YYYY-MM-DD") as the Python values validation gives
+    (a date as `date`); unknown codes and blanks are left out."""
+    values: dict[str, Any] = {}
+    for code, value in data.items():
+        question = questionnaire.questions.get(code)
+        if question is None or value is None:
+            continue
+        if question.type == "date" and isinstance(value, str):
+            try:
+                value = dt.date.fromisoformat(value)
+            except ValueError:
+                continue
+        values[code] = value
+    return values

@@ -52,7 +52,7 @@ VOID = {
     "track",
     "wbr",
 }
-SKIPPED = {"script", "style", "code", "pre"}  # not prose: quoted logs, machine text
+SKIPPED = {"script", "style", "code", "pre", "textarea"}  # logs, machine text, typed text
 SHOWN_ATTRIBUTES = ("title", "aria-label", "alt", "placeholder")
 ENGLISH_SENTENCE = re.compile(r"\b[A-Za-z][a-z']+(?:[ ,;:]+[A-Za-z][a-z']+){3,}\b")
 # Words that are the same in both languages (glossary: prefill / decode nodes; product names).
@@ -131,7 +131,9 @@ def catalogue_msgids() -> list[str]:
 
 
 def english_left(html: str, names: Iterable[str]) -> list[str]:
-    text = visible_text(html, names)
+    # Titles in book-title marks are names: an instrument published in English only keeps its
+    # English title (〈Consumer Protection in respect of …〉).
+    text = re.sub(r"〈[^〉]*〉|《[^》]*》", " ", visible_text(html, names))
     for term in SHARED_TERMS:
         text = re.sub(rf"\b{re.escape(term)}\b", " ", text)
     found = [message for message in catalogue_msgids() if message in text]

@@ -17,7 +17,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from questionnaires.spec import Question, QuestionnaireSpec
-from questionnaires.validation import hidden_codes, is_blank, visibility_for
+from questionnaires.validation import hidden_codes, is_blank, stored_values, visibility_for
 
 from .formats import format_date, format_number, list_text, yes_no_labels
 
@@ -85,6 +85,7 @@ class AnswerRow:
     comment: str = ""
     reopened: bool = False
     files: tuple[FileRef, ...] = ()
+    verbatim: bool = False  # the value is what someone typed (text, a version): never translated
 
     @property
     def answered(self) -> bool:
@@ -119,6 +120,7 @@ def answer_sections(
     files = files or {}
     reopened = set(reopened)
     wanted = set(sections) if sections is not None else None
+    values = stored_values(spec, values)  # a run's snapshot holds dates as text
     hidden = hidden_codes(spec, values)
     with translation.override(language):
         not_answered = _("Not answered")
@@ -149,6 +151,7 @@ def answer_sections(
                     comment=comments.get(code, ""),
                     reopened=code in reopened,
                     files=question_files,
+                    verbatim=state == ANSWERED and question.type in ("text", "version", "file"),
                 )
             )
         result.append(

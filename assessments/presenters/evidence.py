@@ -24,7 +24,19 @@ from ..models import EvidenceFile
 from .formats import EMPTY, format_datetime, format_line, format_tokens, list_text
 
 
-def describe_evidence(parse_result: Mapping[str, Any] | None, language: str) -> str:
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence about a parse result. `verbatim`: the parser's own words as it stored them
+    (English), quoted as they are — pages mark them so (translate="no"), never as our prose."""
+
+    text: str
+    verbatim: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def describe_evidence(parse_result: Mapping[str, Any] | None, language: str) -> Sentence:
     """One line about an uploaded file: the engine, the smallest KV pool and the largest
     context it reports, and where; or why it was not parsed."""
     data = parse_result or {}
@@ -32,21 +44,25 @@ def describe_evidence(parse_result: Mapping[str, Any] | None, language: str) -> 
     with translation.override(language):
         if data.get("parsed") and pool is not None and context is not None and engine != "mixed":
             lines = sorted({n for n in (data.get("pool_line"), data.get("context_line")) if n})
-            return _("%(engine)s log: KV pool %(pool)s, context %(context)s (line %(lines)s)") % {
-                "engine": ENGINE_LABELS.get(engine, engine),
-                "pool": format_tokens(pool, language),
-                "context": format_tokens(context, language),
-                "lines": list_text([str(n) for n in lines], language),
-            }
+            return Sentence(
+                _("%(engine)s log: KV pool %(pool)s, context %(context)s (line %(lines)s)")
+                % {
+                    "engine": ENGINE_LABELS.get(engine, engine),
+                    "pool": format_tokens(pool, language),
+                    "context": format_tokens(context, language),
+                    "lines": list_text([str(n) for n in lines], language),
+                }
+            )
         try:
-            return LogParseResult.from_dict(data).describe()
+            return Sentence(LogParseResult.from_dict(data).describe(), verbatim=True)
         except ValueError:
-            return _("Not parsed: the parse result could not be read.")
+            return Sentence(_("Not parsed: the parse result could not be read."))
 
 
-def evidence_notes(parse_result: Mapping[str, Any] | None, language: str) -> list[str]:
-    """What the parser noticed besides the figures (a failed start, rejected prompts…)."""
-    return [str(note) for note in (parse_result or {}).get("notes") or ()]
+def evidence_notes(parse_result: Mapping[str, Any] | None, language: str) -> list[Sentence]:
+    """What the parser noticed besides the figures (a failed start, rejected prompts…), as the
+    parser stored it."""
+    return [Sentence(str(note), verbatim=True) for note in (parse_result or {}).get("notes") or ()]
 
 
 def engine_label(engine: str | None, language: str) -> str:
@@ -65,7 +81,7 @@ class EvidenceRow:
     size: int
     uploaded_at: str
     parsed: bool
-    description: str
+    description: Sentence
 
 
 def evidence_rows(files: Iterable[EvidenceFile], language: str) -> list[EvidenceRow]:
@@ -101,14 +117,14 @@ class EvidenceFileView:
     name: str
     engine: str
     parsed: bool
-    description: str
+    description: Sentence
     pool: str
     pool_line: str
     context: str
     context_line: str
     lines: tuple[LogLine, ...]
     instances: tuple[EngineInstanceView, ...]  # only when the file holds several
-    notes: tuple[str, ...]
+    notes: tuple[Sentence, ...]
 
 
 @dataclass(frozen=True)

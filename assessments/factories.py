@@ -25,12 +25,15 @@ from . import services
 from .models import Assessment, Channel, Vendor
 from .scoring_runs import scoring_run_execute
 
-EXAMPLES_DIR = Path(settings.BASE_DIR) / "examples"
-LOGS_DIR = Path(settings.BASE_DIR) / "tests" / "fixtures" / "logs"
+ROOT = Path(settings.BASE_DIR)
+EXAMPLES_DIR = ROOT / "examples"
+LOGS_DIR = ROOT / "tests" / "fixtures" / "logs"
 LAUNCH = "incident-2026-launch"
 REMEDIATED = "incident-2026-remediated"
+LAUNCH_V2 = "incident-2026-launch-v2"
 LAUNCH_LOG = "sglang-prefill-glm53-launch.log"
 REMEDIATED_LOG = "sglang-prefill-glm53-remediated.log"
+LAUNCH_PROBE = "probe-launch-day.json"
 VENDOR_NAME = "Cloud Inference Co"
 VENDOR_CONTACT = "kv-team@cloud-inference.test"
 EVIDENCE_QUESTION = "CTX-08"
@@ -42,7 +45,16 @@ def example(name: str = LAUNCH) -> dict[str, Any]:
 
 
 def log_upload(name: str = LAUNCH_LOG) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, (LOGS_DIR / name).read_bytes(), content_type="text/plain")
+    return upload(LOGS_DIR / name)
+
+
+def upload(path: Path) -> SimpleUploadedFile:
+    return SimpleUploadedFile(path.name, path.read_bytes())
+
+
+def logs(*names: str) -> tuple[tuple[str, Path], ...]:
+    """Startup logs of tests/fixtures/logs, as evidence for the log question (CTX-08)."""
+    return tuple((EVIDENCE_QUESTION, LOGS_DIR / name) for name in names)
 
 
 def incident_vendor(
@@ -64,7 +76,7 @@ def incident_assessment(
     answers_from: str = LAUNCH,
     answers: Mapping[str, Any] | None = None,
     comments: Mapping[str, str] | None = None,
-    logs: Sequence[str] = (LAUNCH_LOG,),
+    evidence: Sequence[tuple[str, Path]] | None = None,
     through_link: bool = False,
     submit: bool = True,
     score: bool = True,
@@ -74,8 +86,9 @@ def incident_assessment(
     """The incident vendor's assessment in `member`'s organization.
 
     `member` creates it with the buyer's answers (section USE). The vendor's answers (from the
-    example file `answers_from`, overridden by `answers`) and the logs are given by the member
-    or, `through_link`, by the vendor through a private link. Then it is submitted and scored,
+    example file `answers_from`, overridden by `answers`) and the `evidence` files (question
+    code, path; default: the launch-day prefill log for CTX-08) are given by the member or,
+    `through_link`, by the vendor through a private link. Then it is submitted and scored,
     unless `submit`/`score` say to stop earlier.
     """
     document = example(answers_from)
@@ -121,10 +134,8 @@ def incident_assessment(
     services.answers_save(
         assessment=assessment, answers=vendor_answers, comments=vendor_comments, **by
     )
-    for name in logs:
-        services.evidence_add(
-            assessment=assessment, question_code=EVIDENCE_QUESTION, upload=log_upload(name), **by
-        )
+    for code, path in logs(LAUNCH_LOG) if evidence is None else evidence:
+        services.evidence_add(assessment=assessment, question_code=code, upload=upload(path), **by)
     if submit:
         run = services.assessment_submit(assessment=assessment, **by)
         if score:

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from scoring.engine import CompiledRuleset
-from scoring.evidence import LogParseResult, parse_startup_log
+from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
 
 from .audit import audit_record
 from .lifecycle import IllegalTransition, next_status
@@ -37,20 +37,23 @@ def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> Co
     return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
 
 
-def _evidence_results(assessment: Assessment) -> dict[str, list[LogParseResult]]:
+def _evidence_results(assessment: Assessment) -> dict[str, list[EvidenceParseResult]]:
     """What each evidence file said when it was uploaded: scoring reads the parse stored then,
     so a page, a report and the score never hold two opinions of one file. A row without a
     usable stored parse (older data) is parsed again with the upload's own size limit."""
-    results: dict[str, list[LogParseResult]] = {}
+    results: dict[str, list[EvidenceParseResult]] = {}
+    questions = assessment.questionnaire.spec.questions
     for evidence in assessment.evidence.all():
         try:
-            result = LogParseResult.from_dict(evidence.parse_result)
+            result = stored_parse_result(evidence.parse_result)
         except ValueError:
             result = None
         if result is None or not evidence.parse_result:
+            question = questions.get(evidence.question_code)
             with evidence_storage().open(evidence.storage_name, "rb") as handle:
-                result = parse_startup_log(
+                result = parse_evidence(
                     handle,
+                    parser=(question.parser if question else None) or "startup_log",
                     source_name=evidence.original_name,
                     max_bytes=settings.EVIDENCE_MAX_BYTES,
                 )

@@ -378,7 +378,7 @@ def evidence_add(
 ) -> EvidenceFile:
     """Store an evidence file privately and parse it. A file the parser cannot read is kept
     and marked "not parsed"; only files of a refused type or over the size limit are refused."""
-    from scoring.evidence import parse_startup_log
+    from scoring.evidence import parse_evidence
 
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     spec = assessment.questionnaire.spec
@@ -434,7 +434,9 @@ def evidence_add(
     try:
         original_name = (upload.name or "evidence").rsplit("/", 1)[-1][:255]
         with storage.open(storage_name, "rb") as stored:
-            result = parse_startup_log(stored, source_name=original_name, max_bytes=limit)
+            result = parse_evidence(
+                stored, parser=question.parser, source_name=original_name, max_bytes=limit
+            )
         evidence = EvidenceFile.objects.create(
             assessment=assessment,
             question_code=question_code,
@@ -680,7 +682,8 @@ def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: s
 
 
 def newest_ruleset_for(assessment: Assessment) -> Ruleset:
-    rulesets = list(Ruleset.objects.filter(questionnaire=assessment.questionnaire))
+    # The newest ruleset that scores this questionnaire version (v2 also scores v1 answers).
+    rulesets = list(Ruleset.objects.filter(applies_to=assessment.questionnaire))
     if not rulesets:
         raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
     return max(rulesets, key=lambda r: version_key(r.version))

@@ -64,6 +64,7 @@ v1 = [
         name="assessment-audit",
     ),
     path("", include("reports.api_urls")),
+    path("", include("probes.api_urls")),
 ]
 
 urlpatterns = [

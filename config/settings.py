@@ -3,10 +3,13 @@
 Defaults run out of the box on SQLite with a local Redis; see the README for the list.
 """
 
+import base64
+import hashlib
 import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -54,6 +57,7 @@ INSTALLED_APPS = [
     "scoring",
     "assessments",
     "reports",
+    "probes",
 ]
 
 MIDDLEWARE = [
@@ -154,6 +158,30 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
+# The isolation probe (probes/, README "The isolation probe"). Keys of the vendor's test
+# tenants are encrypted at rest with Fernet; PROBE_KEYS_FERNET_KEY is a comma-separated list
+# (the first encrypts, every one decrypts: add a new key in front to rotate).
+PROBE_KEYS_FERNET_KEYS = env_list("PROBE_KEYS_FERNET_KEY", "")
+if not PROBE_KEYS_FERNET_KEYS:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "PROBE_KEYS_FERNET_KEY is not set: production needs its own key to encrypt the "
+            "probe's API keys at rest. Generate one with: python -c "
+            '"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+        )
+    # Development: derived from SECRET_KEY, so the web process and every worker agree.
+    PROBE_KEYS_FERNET_KEYS = [
+        base64.urlsafe_b64encode(
+            hashlib.sha256(b"avia-probe-keys:" + SECRET_KEY.encode()).digest()
+        ).decode()
+    ]
+PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond loopback hosts
+PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
+PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
+PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)
+PROBE_SAMPLES = env_int("PROBE_SAMPLES", 25)
+PROBE_PREFIX_TOKENS = env_int("PROBE_PREFIX_TOKENS", 4096)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.ApiTokenAuthentication",
@@ -178,6 +206,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
         "ReportStatusEnum": "reports.models.ReportStatus",
+        "ProbeRunStatusEnum": "probes.models.ProbeRunStatus",
+        "ChannelEnum": "assessments.models.Channel",
     },
 }
 
@@ -186,8 +216,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # WeasyPrint logs every layout step at INFO.
-    "loggers": {"weasyprint.progress": {"level": "WARNING"}},
+    # WeasyPrint logs every layout step at INFO; httpx every request of the probe, which
+    # logs its own (probes.client, at DEBUG).
+    "loggers": {
+        "weasyprint.progress": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG:

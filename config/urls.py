@@ -4,6 +4,7 @@ from django.views.i18n import set_language
 urlpatterns = [
     path("", include("assessments.urls")),
     path("", include("reports.urls")),
+    path("", include("scoring.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),

@@ -22,6 +22,11 @@ LANGUAGES = ("en", "zh-hant")
 ANSWER_TYPES = ("yes_no", "choice", "multi_choice", "integer", "version", "date", "text", "file")
 YES_NO_CODES = ("yes", "no", "unknown")
 AUDIENCES = ("vendor", "buyer")
+# How a file question's evidence is read (scoring.evidence.parse_evidence); startup_log by default.
+FILE_PARSERS = ("startup_log", "model_config", "probe_result")
+# Who supplies a file question's evidence: the respondent (default) or AVIA itself (e.g. the
+# isolation probe's result), whose upload the vendor portal does not offer.
+PRODUCERS = ("respondent", "avia")
 CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
 
 
@@ -66,6 +71,13 @@ class Question:
     placeholder: Text | None = None
     blank_means: Text | None = None
     show_if: str | None = None
+    parser: str | None = None  # file questions only: one of FILE_PARSERS
+    produced_by: str = "respondent"  # file questions only: one of PRODUCERS
+
+    @property
+    def produced_by_avia(self) -> bool:
+        """Evidence AVIA produces (the probe result): never uploaded through the vendor portal."""
+        return self.produced_by == "avia"
 
     @property
     def identifier(self) -> str:
@@ -149,6 +161,51 @@ def read_yaml(path: Path) -> dict[str, Any]:
     # Through JSON and back: what is stored in the database is exactly what was hashed (YAML
     # dates become ISO strings).
     return json.loads(json.dumps(data, default=str, ensure_ascii=False))
+
+
+def resolve_extension(data: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    """A new catalogue version written as "the base version plus": the full document.
+
+    A file with ``extends: slug@version`` holds only what the new version adds (see
+    docs/catalogue-format.md): its ``title``/``description``/``questionnaire`` replace the
+    base's, ``units`` and ``derived`` add names, ``add_questions`` appends questions to existing
+    sections, ``add_sections`` inserts sections (each ``before`` a base section, else at the end)
+    and ``rules`` appends rules. The base stays untouched; what is published (and hashed) is the
+    full result, so a stored version never depends on another.
+    """
+    source = f"{data.get('slug')}@{data.get('version')}"
+    resolved = json.loads(json.dumps(base))  # a deep copy
+    for key in ("slug", "version", "title", "description", "questionnaire", "applies_to"):
+        if key in data:
+            resolved[key] = data[key]
+    resolved["extends"] = data["extends"]
+    for key in ("units", "derived"):
+        additions = data.get(key) or {}
+        taken = set(resolved.get(key) or {}) & set(additions)
+        if taken:
+            raise CatalogError(f"{source}: {key} {', '.join(sorted(taken))} already in the base")
+        if additions:
+            resolved[key] = {**(resolved.get(key) or {}), **additions}
+    sections = resolved.get("sections") or []
+    by_code = {section.get("code"): section for section in sections}
+    for code, questions in (data.get("add_questions") or {}).items():
+        if code not in by_code:
+            raise CatalogError(f"{source}: add_questions names unknown section {code}")
+        by_code[code]["questions"] = [*(by_code[code].get("questions") or []), *questions]
+    for section in data.get("add_sections") or []:
+        section = dict(section)
+        before = section.pop("before", None)
+        codes = [s.get("code") for s in sections]
+        if before is not None and before not in codes:
+            raise CatalogError(
+                f"{source}: add_sections puts {section.get('code')} before unknown {before}"
+            )
+        sections.insert(codes.index(before) if before is not None else len(sections), section)
+    if sections:
+        resolved["sections"] = sections
+    if data.get("rules"):
+        resolved["rules"] = [*(resolved.get("rules") or []), *data["rules"]]
+    return resolved
 
 
 def parse_text(value: Any, where: str, *, optional: bool = False) -> Text | None:
@@ -256,6 +313,14 @@ def _parse_question(
     show_if = raw.get("show_if")
     if show_if is not None and (not isinstance(show_if, str) or not show_if.strip()):
         raise CatalogError(f"{where}: 'show_if' must be a CEL expression")
+    parser = raw.get("parser", "startup_log" if answer_type == "file" else None)
+    produced_by = raw.get("produced_by", "respondent")
+    if answer_type != "file" and ("parser" in raw or "produced_by" in raw):
+        raise CatalogError(f"{where}: 'parser' and 'produced_by' are for file questions")
+    if answer_type == "file" and parser not in FILE_PARSERS:
+        raise CatalogError(f"{where}: 'parser' must be one of {', '.join(FILE_PARSERS)}")
+    if produced_by not in PRODUCERS:
+        raise CatalogError(f"{where}: 'produced_by' must be one of {', '.join(PRODUCERS)}")
     return Question(
         code=code,
         section=section,
@@ -269,6 +334,8 @@ def _parse_question(
         placeholder=parse_text(raw.get("placeholder"), f"{where} placeholder", optional=True),
         blank_means=parse_text(raw.get("blank_means"), f"{where} blank_means", optional=True),
         show_if=show_if.strip() if isinstance(show_if, str) else None,
+        parser=parser,
+        produced_by=produced_by,
     )
 
 

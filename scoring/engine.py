@@ -29,13 +29,28 @@ from questionnaires.conditions import (
 )
 from questionnaires.spec import CatalogError, QuestionnaireSpec, Text
 from questionnaires.validation import cel_values_for, visibility_for
+from scoring.evidence import (
+    PROBE_CHECK_OUTCOMES,
+    LogParseResult,
+    ModelConfigParseResult,
+    ProbeParseResult,
+)
 
 from .spec import SEVERITIES, RulesetSpec, RuleSpec
 
 if TYPE_CHECKING:
-    from scoring.evidence import LogParseResult
+    from scoring.evidence import EvidenceParseResult
 
-LOG_VARIABLES = ("log_pool", "log_context")
+# Values the engine reads from evidence files (not answers), null without a parsed file:
+LOG_VARIABLES = ("log_pool", "log_context")  # startup logs: smallest pool, largest context
+MODEL_VARIABLE = "model_kv_values"  # model config.json: KV values per token (x bytes/value)
+PROBE_VARIABLES = {f"probe_{check}": check for check in PROBE_CHECK_OUTCOMES}  # latest result
+PROBE_COUNT = "probe_results"  # how many parsed probe results there are (0, never null)
+EVIDENCE_PARSERS = {  # which file question's section an evidence value belongs to
+    **dict.fromkeys(LOG_VARIABLES, "startup_log"),
+    MODEL_VARIABLE: "model_config",
+    **dict.fromkeys([*PROBE_VARIABLES, PROBE_COUNT], "probe_result"),
+}
 AS_OF = "as_of"
 TIERS = ("low", "medium", "high", "critical")
 
@@ -44,6 +59,8 @@ class EvidenceKind:
     ANSWER = "answer"  # an answer the rule read: `code`, `value` (as stored, JSON)
     DERIVED = "derived"  # a value the ruleset derives from answers: `name`, `value`
     LOG = "log"  # a line of an evidence file: `code`, `file`, `line`, `text`, `values`
+    MODEL = "model"  # a model's config.json: `code`, `file`, `values` {"values_per_token": N}
+    PROBE = "probe"  # a check of the isolation probe: `code`, `file`, `name` (check), `value`
 
 
 @dataclass(frozen=True)
@@ -65,7 +82,7 @@ class EvidenceItem:
         for name in ("code", "name", "file", "text"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
-        if self.kind != EvidenceKind.LOG:
+        if self.kind not in (EvidenceKind.LOG, EvidenceKind.MODEL):
             data["value"] = self.value
         if self.line is not None:
             data["line"] = self.line
@@ -89,9 +106,14 @@ class EvidenceItem:
     def as_text(self) -> str:
         """The plain, language-neutral line of the CLI and API contract (`CTX-01 = 1048576`,
         `CTX-08 prefill.log line 42: ...`)."""
+        name = f" {self.file}" if self.file else ""
         if self.kind == EvidenceKind.LOG:
-            name = f" {self.file}" if self.file else ""
             return f"{self.code}{name} line {self.line}: {self.text}".rstrip()
+        if self.kind == EvidenceKind.MODEL:
+            per_token = self.values.get("values_per_token")
+            return f"{self.code}{name}: {per_token} KV values per token"
+        if self.kind == EvidenceKind.PROBE:
+            return f"{self.code}{name}: {self.name} = {_format_value(self.value)}"
         return f"{self.code or self.name} = {_format_value(self.value)}"
 
 
@@ -205,6 +227,8 @@ class _CompiledRule:
     answer_codes: tuple[str, ...]  # question codes shown as the finding's evidence
     derived_reads: tuple[str, ...]  # derived values shown as the finding's evidence
     reads_logs: bool
+    reads_model: bool  # the model's config.json (directly or through a derived value)
+    probe_checks: tuple[str, ...]  # probe checks read (their results are shown)
 
 
 class CompiledRuleset:
@@ -222,14 +246,18 @@ class CompiledRuleset:
         self._question_by_identifier = {
             q.identifier: q for q in questionnaire.iter_questions() if q.type != "file"
         }
-        self._evidence_section = next(
-            (q.section for q in questionnaire.iter_questions() if q.type == "file"),
-            questionnaire.sections[0].code,
-        )
+        self._parser_sections: dict[str, str] = {}
+        for question in questionnaire.iter_questions():
+            if question.type == "file" and question.parser:
+                self._parser_sections.setdefault(question.parser, question.section)
+        for name in LOG_VARIABLES:
+            variables[name] = Variable(name, (0, 1_048_576))
+        variables[MODEL_VARIABLE] = Variable(MODEL_VARIABLE, (1, 163_840))
+        for name, check in PROBE_VARIABLES.items():
+            variables[name] = Variable(name, PROBE_CHECK_OUTCOMES[check])
+        variables[PROBE_COUNT] = Variable(PROBE_COUNT, (0, 1))
         self._derived_names, self._derived_program, derived_reads = self._compile_derived(variables)
         for name in self._derived_names:
-            variables[name] = Variable(name, (0, 1_048_576))
-        for name in LOG_VARIABLES:
             variables[name] = Variable(name, (0, 1_048_576))
         variables[AS_OF] = Variable(AS_OF, (date_to_cel(dt.date(2026, 12, 1)),))
         self._derived_reads = derived_reads
@@ -255,7 +283,7 @@ class CompiledRuleset:
             unit = declared.unit if declared else None
             if unit is not None and unit not in self.questionnaire.units:
                 raise CatalogError(f"{where}: unit {unit!r} is not a unit of the questionnaire")
-            if name in variables or name in LOG_VARIABLES or name == AS_OF:
+            if name in variables or name == AS_OF:
                 raise CatalogError(f"{where}: the name is already taken")
             program = compile_expression(expression, where)
             names = type_check(
@@ -277,17 +305,17 @@ class CompiledRuleset:
     def _compile_rule(self, rule: RuleSpec, variables: Mapping[str, Variable]) -> _CompiledRule:
         where = f"{self.ruleset.key}: rule {rule.id}"
         program = compile_expression(rule.when, where)
-        blank_ok = set()
         for code in rule.fires_when_blank:
-            question = self.questionnaire.questions.get(code)
-            if question is None:
+            if code not in self.questionnaire.questions and code not in EVIDENCE_PARSERS:
                 raise CatalogError(f"{where}: fires_when_blank names unknown question {code}")
-            blank_ok.add(question.identifier)
+        blank_ok = self._blank_ok(rule)
         names = type_check(program, rule.when, variables, where, nullable=blank_ok)
         ordered = identifiers_in_order(rule.when, names)
         self._check_literals(rule, ordered, where)
         first = ordered[0] if ordered else None
-        section = self._section_of(first)
+        section = rule.section or self._section_of(first)
+        if section not in {s.code for s in self.questionnaire.sections}:
+            raise CatalogError(f"{where}: section {section} is not a section of the questionnaire")
         answer_codes: list[str] = []
         for name in ordered:
             sources = self._derived_reads.get(name, [name])
@@ -297,6 +325,7 @@ class CompiledRuleset:
                     answer_codes.append(question.code)
         order = {q.code: index for index, q in enumerate(self.questionnaire.iter_questions())}
         answer_codes.sort(key=order.__getitem__)
+        expanded = [s for name in ordered for s in self._derived_reads.get(name, [name])]
         return _CompiledRule(
             spec=rule,
             section=section,
@@ -304,11 +333,17 @@ class CompiledRuleset:
             answer_codes=tuple(answer_codes),
             derived_reads=tuple(name for name in ordered if name in self._derived_reads),
             reads_logs=any(name in LOG_VARIABLES for name in ordered),
+            reads_model=MODEL_VARIABLE in expanded,
+            probe_checks=tuple(PROBE_VARIABLES[n] for n in expanded if n in PROBE_VARIABLES),
         )
 
     def _section_of(self, name: str | None) -> str:
-        if name in LOG_VARIABLES or name is None or name == AS_OF:
-            return self._evidence_section
+        if name in EVIDENCE_PARSERS:
+            return self._parser_sections.get(
+                EVIDENCE_PARSERS[name], self.questionnaire.sections[0].code
+            )
+        if name is None or name == AS_OF:
+            return self._parser_sections.get("startup_log", self.questionnaire.sections[0].code)
         if name in self._derived_reads:
             first = next(iter(self._derived_reads[name]), None)
             return self._section_of(first)
@@ -326,6 +361,12 @@ class CompiledRuleset:
             if q.type in ("yes_no", "choice", "multi_choice")
             for code in q.option_codes
         }
+        option_codes |= {
+            outcome
+            for name in names
+            if name in PROBE_VARIABLES
+            for outcome in PROBE_CHECK_OUTCOMES[PROBE_VARIABLES[name]]
+        }
         reads_versions = any(q.type == "version" for q in questions)
         reads_text = any(q.type == "text" for q in questions)
         for literal in string_literals(rule.when):
@@ -334,10 +375,18 @@ class CompiledRuleset:
             read = ", ".join(q.code for q in questions) or "no question"
             raise CatalogError(f"{where}: “{literal}” is not an option of {read}")
 
-    def _guarded_source(self, rule: _CompiledRule) -> str:
-        blank_ok = {
-            self.questionnaire.questions[code].identifier for code in rule.spec.fires_when_blank
+    def _blank_ok(self, rule: RuleSpec) -> set[str]:
+        """Names a rule handles null for itself: questions, or evidence values such as a probe
+        check that was not run (`fires_when_blank`)."""
+        return {
+            self.questionnaire.questions[code].identifier
+            if code in self.questionnaire.questions
+            else code
+            for code in rule.fires_when_blank
         }
+
+    def _guarded_source(self, rule: _CompiledRule) -> str:
+        blank_ok = self._blank_ok(rule.spec)
         guards = [
             f"{name} != null" for name in rule.reads if name not in blank_ok and name != AS_OF
         ]
@@ -352,14 +401,31 @@ class CompiledRuleset:
         answers: Mapping[str, Any],
         *,
         as_of: dt.date,
-        evidence: Mapping[str, Sequence[LogParseResult]] | None = None,
+        evidence: Mapping[str, Sequence[EvidenceParseResult]] | None = None,
     ) -> ScoreResult:
-        """Score validated answers (see `questionnaires.validation`) as of a date."""
+        """Score validated answers (see `questionnaires.validation`) as of a date.
+
+        The answers may be those of an older questionnaire version the ruleset applies to
+        (`RulesetSpec.applies_to`): questions that version lacks are blank.
+        """
         cel_values = cel_values_for(self.questionnaire, answers)
         evidence = evidence or {}
         log_pool, log_context = _smallest_pool_largest_context(evidence)
         cel_values["log_pool"] = log_pool.values["pool"] if log_pool else None
         cel_values["log_context"] = log_context.values["context"] if log_context else None
+        model = _latest(evidence, ModelConfigParseResult)
+        cel_values[MODEL_VARIABLE] = (
+            model[1].sizing.values_per_token if model and model[1].sizing else None
+        )
+        probe = _latest(evidence, ProbeParseResult)
+        for name, check in PROBE_VARIABLES.items():
+            cel_values[name] = probe[1].checks.get(check) if probe else None
+        cel_values[PROBE_COUNT] = sum(
+            1
+            for results in evidence.values()
+            for r in results
+            if isinstance(r, ProbeParseResult) and r.parsed
+        )
         cel_values[AS_OF] = date_to_cel(as_of)
         # One conversion of the answers into CEL values, shared by all three programs.
         context = cel.Context(cel_values, FUNCTIONS)
@@ -373,9 +439,8 @@ class CompiledRuleset:
         findings = []
         for rule, fired in zip(self.rules, fired_flags, strict=True):
             if fired:
-                findings.append(
-                    self._finding(rule, answers, hidden, cel_values, log_pool, log_context)
-                )
+                found = _FoundEvidence(log_pool, log_context, model, probe)
+                findings.append(self._finding(rule, answers, hidden, cel_values, found))
         severities = [finding.severity for finding in findings]
         score = score_points(severities, self.ruleset.points)
         fired_by_section: dict[str, int] = {}
@@ -417,8 +482,7 @@ class CompiledRuleset:
         answers: Mapping[str, Any],
         hidden: set[str],
         cel_values: Mapping[str, Any],
-        log_pool: EvidenceItem | None,
-        log_context: EvidenceItem | None,
+        found: _FoundEvidence,
     ) -> Finding:
         items = [
             EvidenceItem(EvidenceKind.ANSWER, code=code, value=_json_value(answers.get(code)))
@@ -429,7 +493,30 @@ class CompiledRuleset:
             if cel_values.get(name) is not None:
                 items.append(EvidenceItem(EvidenceKind.DERIVED, name=name, value=cel_values[name]))
         if rule.reads_logs:
-            items.extend(_log_items(log_pool, log_context))
+            items.extend(_log_items(found.log_pool, found.log_context))
+        if rule.reads_model and found.model is not None and found.model[1].sizing is not None:
+            code, result = found.model
+            items.append(
+                EvidenceItem(
+                    EvidenceKind.MODEL,
+                    code=code,
+                    file=result.source_name,
+                    values={"values_per_token": result.sizing.values_per_token},
+                )
+            )
+        if found.probe is not None:
+            code, probe = found.probe
+            for check in dict.fromkeys(rule.probe_checks):
+                if check in probe.checks:
+                    items.append(
+                        EvidenceItem(
+                            EvidenceKind.PROBE,
+                            code=code,
+                            file=probe.source_name,
+                            name=check,
+                            value=probe.checks[check],
+                        )
+                    )
         return Finding(
             rule_id=rule.spec.id,
             severity=rule.spec.severity,
@@ -439,6 +526,26 @@ class CompiledRuleset:
             references=rule.spec.references,
             evidence=tuple(items),
         )
+
+
+@dataclass(frozen=True)
+class _FoundEvidence:
+    """What the evidence files gave one scoring: log lines, the model file, the probe result."""
+
+    log_pool: EvidenceItem | None
+    log_context: EvidenceItem | None
+    model: tuple[str, ModelConfigParseResult] | None
+    probe: tuple[str, ProbeParseResult] | None
+
+
+def _latest(evidence: Mapping[str, Sequence[Any]], kind: type) -> tuple[str, Any] | None:
+    """(question code, result) of the last parsed result of a kind (files come oldest first)."""
+    found = None
+    for code, results in evidence.items():
+        for result in results:
+            if isinstance(result, kind) and result.parsed:
+                found = (code, result)
+    return found
 
 
 def _int_or_null(value: Any) -> bool:
@@ -479,15 +586,15 @@ def _log_items(pool: EvidenceItem | None, context: EvidenceItem | None) -> list[
 
 
 def _smallest_pool_largest_context(
-    evidence: Mapping[str, Sequence[LogParseResult]],
+    evidence: Mapping[str, Sequence[EvidenceParseResult]],
 ) -> tuple[EvidenceItem | None, EvidenceItem | None]:
     """The evidence lines of the smallest KV pool and the largest context over all logs."""
     pool: EvidenceItem | None = None
     context: EvidenceItem | None = None
     for code, results in evidence.items():
         for result in results:
-            if not result.parsed:
-                continue
+            if isinstance(result, ModelConfigParseResult | ProbeParseResult) or not result.parsed:
+                continue  # startup logs only
             if result.pool is not None and (pool is None or result.pool < pool.values["pool"]):
                 pool = _log_item(
                     code, result, result.pool_line, result.pool_text, "pool", result.pool

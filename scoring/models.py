@@ -45,9 +45,13 @@ class Framework(models.Model):
 
 
 class Ruleset(PublishedCatalogVersion):
+    # The questionnaire version the ruleset is written (and compiled) for.
     questionnaire = models.ForeignKey(
         QuestionnaireVersion, on_delete=models.PROTECT, related_name="rulesets"
     )
+    # Every questionnaire version whose answers it scores: its own and older ones it lists under
+    # `applies_to` (ruleset v2 scores v1 answers; v2-only questions are then blank).
+    applies_to = models.ManyToManyField(QuestionnaireVersion, related_name="applicable_rulesets")
 
     class Meta(PublishedCatalogVersion.Meta):
         constraints = [

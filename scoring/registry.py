@@ -19,6 +19,7 @@ from questionnaires.spec import (
     builtin_questionnaire_files,
     parse_questionnaire,
     read_yaml,
+    resolve_extension,
     version_key,
 )
 
@@ -64,12 +65,16 @@ class Catalog:
             raise CatalogError(f"unknown ruleset {key}") from None
 
     def rulesets_for(self, questionnaire_key: str) -> list[RulesetSpec]:
-        """Rulesets written for a questionnaire, oldest version first."""
-        matching = [r for r in self.rulesets.values() if r.questionnaire == questionnaire_key]
+        """Rulesets that score answers of a questionnaire version, oldest version first."""
+        matching = [r for r in self.rulesets.values() if questionnaire_key in r.applies_to]
         return sorted(matching, key=lambda r: (r.slug, version_key(r.version)))
 
     def newest_ruleset_for(self, questionnaire_key: str) -> RulesetSpec:
-        rulesets = self.rulesets_for(questionnaire_key)
+        """The newest ruleset written for the questionnaire version (the command line's default;
+        a newer ruleset that also applies to it is chosen with --ruleset)."""
+        rulesets = [
+            r for r in self.rulesets_for(questionnaire_key) if r.questionnaire == questionnaire_key
+        ]
         if not rulesets:
             raise CatalogError(f"no ruleset is written for {questionnaire_key}")
         return max(rulesets, key=lambda r: version_key(r.version))
@@ -93,24 +98,28 @@ def load_catalog_files(
     frameworks = load_frameworks_file(frameworks_file)
     questionnaires: dict[str, QuestionnaireSpec] = {}
     raw: dict[tuple[str, str], dict] = {}
-    for path in (
+    questionnaire_data = _resolved(
         questionnaire_files if questionnaire_files is not None else builtin_questionnaire_files()
-    ):
-        data = read_yaml(path)
+    )
+    for path, data in questionnaire_data:
         spec = parse_questionnaire(data, source=path.name)
         raw[("questionnaire", spec.key)] = data
         if spec.key in questionnaires:
             raise CatalogError(f"{path.name}: {spec.key} is defined twice")
         questionnaires[spec.key] = spec
     rulesets: dict[str, RulesetSpec] = {}
-    for path in ruleset_files if ruleset_files is not None else builtin_ruleset_files():
-        data = read_yaml(path)
+    ruleset_data = _resolved(
+        ruleset_files if ruleset_files is not None else builtin_ruleset_files()
+    )
+    for path, data in ruleset_data:
         spec = parse_ruleset(data, frameworks, source=path.name)
         raw[("ruleset", spec.key)] = data
         if spec.key in rulesets:
             raise CatalogError(f"{path.name}: {spec.key} is defined twice")
-        if spec.questionnaire not in questionnaires:
-            raise CatalogError(f"{path.name}: questionnaire {spec.questionnaire} does not exist")
+        for key in spec.applies_to:
+            if key not in questionnaires:
+                raise CatalogError(f"{path.name}: questionnaire {key} does not exist")
+            check_answers_fit(spec, questionnaires[spec.questionnaire], questionnaires[key])
         rulesets[spec.key] = spec
     catalog = Catalog(
         frameworks=frameworks, questionnaires=questionnaires, rulesets=rulesets, raw=raw
@@ -118,6 +127,46 @@ def load_catalog_files(
     for key in rulesets:
         catalog.compiled(key)  # compile now: rule errors surface at load time, with the rule id
     return catalog
+
+
+def _resolved(paths: Iterable[Path]) -> list[tuple[Path, dict]]:
+    """Each file's full document, a file that `extends` another version resolved against it
+    (the base must be among the files, and may itself extend an older one)."""
+    documents = [(path, read_yaml(path)) for path in paths]
+    by_key = {f"{d.get('slug')}@{d.get('version')}": d for _, d in documents}
+    resolved: dict[str, dict] = {}
+
+    def full(key: str, chain: tuple[str, ...] = ()) -> dict:
+        if key in chain:
+            raise CatalogError(f"{key} extends itself through {' → '.join(chain)}")
+        if key not in resolved:
+            data = by_key[key]
+            base_key = data.get("extends")
+            if base_key is None:
+                resolved[key] = data
+            elif base_key not in by_key:
+                raise CatalogError(f"{key} extends {base_key}, which is not in the catalogue")
+            else:
+                base = full(base_key, (*chain, key))
+                resolved[key] = resolve_extension(data, base)
+        return resolved[key]
+
+    return [(path, full(f"{d.get('slug')}@{d.get('version')}")) for path, d in documents]
+
+
+def check_answers_fit(
+    ruleset: RulesetSpec, own: QuestionnaireSpec, other: QuestionnaireSpec
+) -> None:
+    """A ruleset compiled for `own` may score answers of `other` only when every question of
+    `other` is in `own` with the same type and options (its answers then mean the same; the
+    questions `other` lacks are blank)."""
+    for question in other.iter_questions():
+        mine = own.questions.get(question.code)
+        if mine is None or mine.type != question.type or mine.option_codes != question.option_codes:
+            raise CatalogError(
+                f"{ruleset.key} applies to {other.key}, but question {question.code} is not the"
+                f" same in {own.key}"
+            )
 
 
 @lru_cache(maxsize=1)

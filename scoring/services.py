@@ -10,7 +10,7 @@ from questionnaires.models import Option, Question, QuestionnaireVersion, Sectio
 from questionnaires.spec import CatalogError, QuestionnaireSpec
 
 from .models import Framework, Rule, Ruleset
-from .registry import Catalog
+from .registry import Catalog, split_key
 
 
 @dataclass
@@ -63,6 +63,12 @@ def catalog_load(*, catalog: Catalog) -> CatalogLoadReport:
             title_zh_hant=spec.title.zh_hant,
             content=_raw_content(catalog, "ruleset", spec.key),
             content_hash=spec.content_hash,
+        )
+        ruleset.applies_to.set(
+            [
+                QuestionnaireVersion.objects.get(slug=s, version=v)
+                for s, v in map(split_key, spec.applies_to)
+            ]
         )
         compiled = catalog.compiled(spec.key)
         for position, rule in enumerate(compiled.rules):

@@ -37,6 +37,7 @@ class RuleSpec:
     remediation: Text
     references: tuple[str, ...]
     fires_when_blank: tuple[str, ...] = ()
+    section: str | None = None  # overrides "the section of the first question read"
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class RulesetSpec:
     rules_by_id: Mapping[str, RuleSpec] = field(repr=False, compare=False, hash=False)
     derived: Mapping[str, str] = field(default_factory=dict)  # name → CEL expression
     derived_values: Mapping[str, DerivedValue] = field(default_factory=dict)
+    # Questionnaire versions whose answers this ruleset scores: its own `questionnaire` and any
+    # older version listed under `applies_to` (whose questions must all be in its own).
+    applies_to: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -125,6 +129,9 @@ def parse_ruleset(
         when = raw.get("when")
         if not isinstance(when, str) or not when.strip():
             raise CatalogError(f"{where}: 'when' (a CEL condition) is required")
+        section = raw.get("section")
+        if section is not None and (not isinstance(section, str) or not section):
+            raise CatalogError(f"{where}: 'section' must be a section code")
         references = tuple(raw.get("references") or ())
         unknown = [ref for ref in references if ref not in frameworks]
         if unknown:
@@ -139,6 +146,7 @@ def parse_ruleset(
                 remediation=_text(raw.get("remediation"), f"{where} remediation"),
                 references=references,
                 fires_when_blank=tuple(raw.get("fires_when_blank") or ()),
+                section=section,
             )
         )
     by_id = {rule.id: rule for rule in rules}
@@ -147,6 +155,9 @@ def parse_ruleset(
     if not rules:
         raise CatalogError(f"{source}: the ruleset has no rules")
     derived_values = _parse_derived(data.get("derived"), source)
+    also = data.get("applies_to") or []
+    if not isinstance(also, list) or not all(isinstance(k, str) and "@" in k for k in also):
+        raise CatalogError(f"{source}: 'applies_to' must list questionnaires as slug@version")
     return RulesetSpec(
         slug=slug,
         version=str(version),
@@ -160,6 +171,7 @@ def parse_ruleset(
         rules_by_id=by_id,
         derived={name: value.expression for name, value in derived_values.items()},
         derived_values=derived_values,
+        applies_to=tuple(dict.fromkeys([questionnaire, *also])),
     )
 
 

@@ -27,9 +27,12 @@ from accounts.services import api_token_create, organization_update_branding
 from assessments import services
 from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
+from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
+from tests.probes.conftest import setup_fields
+from tests.probes.vendor import closed_loopback_port
 
 PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
 ACME_ROLES = ("owner", "assessor", "reviewer", "viewer")
@@ -76,6 +79,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:vendor_edit": R(roles=("owner", "assessor")),
     "assessments:create": R(roles=("owner", "assessor"), acme_object=False),
     "assessments:compare": R(acme_object=False),
+    "scoring:kvsize": R(acme_object=False),
     "assessments:edit": R(roles=("owner", "assessor")),
     "assessments:edit_autosave": R("POST", roles=("owner", "assessor")),
     "assessments:progress": R(),
@@ -124,6 +128,10 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
+    # the isolation probe
+    "api:assessment-probe": R(kind="api"),
+    "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
+    "api:probe-run-detail": R(kind="api"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -271,8 +279,22 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.ava),
             channel=Channel.WEB,
         )
+        # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
+        # at once and its keys are destroyed).
+        probe_setup_save(
+            assessment=acme_assessment,
+            actor=personas.ava,
+            **setup_fields(
+                {"key_a": "sk-matrix-a", "key_b": "sk-matrix-b"},
+                base_url=f"http://127.0.0.1:{closed_loopback_port()}",
+            ),
+        )
+        probe_run = probe_run_request(
+            assessment=acme_assessment, actor=personas.ava, channel=Channel.WEB
+        )
         kwargs = {
             "assessment_id": acme_assessment.pk,
+            "probe_run_id": probe_run.pk,
             "evidence_id": evidence.pk,
             "link_id": link.pk,
             "run_id": run.pk,

@@ -170,7 +170,7 @@ def world(catalog, personas, settings):
         member=ava,
         vendor=factories.incident_vendor(member=ava, name="Remediated Inference Ltd"),
         answers_from=factories.REMEDIATED,
-        logs=(factories.REMEDIATED_LOG,),
+        evidence=factories.logs(factories.REMEDIATED_LOG),
     )
     draft = factories.incident_assessment(
         member=ava,

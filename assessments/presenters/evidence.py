@@ -2,10 +2,9 @@
 member pages), and the evidence chapter of the PDF (engine, KV pool, context, the quoted log
 lines, the parser's notes).
 
-Every sentence about a parse result goes through `describe_evidence` and `evidence_notes`:
-the parser's own wording (English) appears nowhere else, so that its translatable successor
-(`scoring.evidence.describe_parse_result` / `parse_notes`, taking a gettext callable) is wired
-in here and only here.
+Every sentence about a parse result goes through `describe_evidence` and `evidence_notes`,
+which render the parser's messages (`scoring.evidence.describe_parse_result` / `parse_notes`)
+in the reader's language; nothing else on a page or in the PDF words a parse result.
 """
 
 from __future__ import annotations
@@ -15,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils import translation
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from questionnaires.spec import QuestionnaireSpec
-from scoring.evidence import ENGINE_LABELS, LogParseResult
+from scoring.evidence import ENGINE_LABELS, describe_parse_result, parse_notes
 
 from ..models import EvidenceFile
-from .formats import EMPTY, format_datetime, format_line, format_tokens, list_text
+from .formats import EMPTY, format_datetime, format_line, format_tokens
 
 
 @dataclass(frozen=True)
@@ -37,32 +37,25 @@ class Sentence:
 
 
 def describe_evidence(parse_result: Mapping[str, Any] | None, language: str) -> Sentence:
-    """One line about an uploaded file: the engine, the smallest KV pool and the largest
-    context it reports, and where; or why it was not parsed."""
+    """One line about an uploaded file (the engine, the smallest KV pool and the largest
+    context it reports, and where; or why it was not parsed), in the reader's language."""
     data = parse_result or {}
-    pool, context, engine = data.get("pool"), data.get("context"), data.get("engine")
     with translation.override(language):
-        if data.get("parsed") and pool is not None and context is not None and engine != "mixed":
-            lines = sorted({n for n in (data.get("pool_line"), data.get("context_line")) if n})
-            return Sentence(
-                _("%(engine)s log: KV pool %(pool)s, context %(context)s (line %(lines)s)")
-                % {
-                    "engine": ENGINE_LABELS.get(engine, engine),
-                    "pool": format_tokens(pool, language),
-                    "context": format_tokens(context, language),
-                    "lines": list_text([str(n) for n in lines], language),
-                }
-            )
-        try:
-            return Sentence(LogParseResult.from_dict(data).describe(), verbatim=True)
-        except ValueError:
-            return Sentence(_("Not parsed: the parse result could not be read."))
+        text = describe_parse_result(data, gettext)
+    # A "not parsed" reason stored before reasons became data is the parser's English.
+    return Sentence(text, verbatim=isinstance(data.get("reason"), str) and bool(data["reason"]))
 
 
 def evidence_notes(parse_result: Mapping[str, Any] | None, language: str) -> list[Sentence]:
-    """What the parser noticed besides the figures (a failed start, rejected prompts…), as the
-    parser stored it."""
-    return [Sentence(str(note), verbatim=True) for note in (parse_result or {}).get("notes") or ()]
+    """What the parser noticed besides the figures (a failed start, rejected prompts…); notes
+    stored before notes became data are the parser's English, quoted as they are."""
+    data = parse_result or {}
+    with translation.override(language):
+        texts = parse_notes(data, gettext)
+    return [
+        Sentence(text, verbatim=isinstance(item, str))
+        for item, text in zip(data.get("notes") or (), texts, strict=True)
+    ]
 
 
 def engine_label(engine: str | None, language: str) -> str:
@@ -115,6 +108,7 @@ class EngineInstanceView:
 @dataclass(frozen=True)
 class EvidenceFileView:
     name: str
+    kind: str  # "startup_log" (engine, pool, context, lines), or another parser's
     engine: str
     parsed: bool
     description: Sentence
@@ -179,6 +173,7 @@ def evidence_file_view(result: Mapping[str, Any], language: str) -> EvidenceFile
         )
     return EvidenceFileView(
         name=str(result.get("source_name") or ""),
+        kind=str(result.get("kind") or "startup_log"),
         engine=engine_label(result.get("engine"), language),
         parsed=bool(result.get("parsed")),
         description=describe_evidence(result, language),

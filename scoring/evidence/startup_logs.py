@@ -13,9 +13,11 @@ Design rules:
   codes and carriage returns are removed, and any prefix (timestamps, ``[... TP0]``,
   ``INFO 08-20 10:00:01 [kv_cache_utils.py:634]``, ``(EngineCore_0 pid=123)``, docker compose and
   ``kubectl logs --prefix`` prefixes) is tolerated;
-* no input ever raises: anything unreadable is returned as ``parsed=False`` with a human reason.
+* no input ever raises: anything unreadable is returned as ``parsed=False`` with a reason;
+* notes and reasons are data (``{"id", "params"}``), rendered in the reader's language by
+  ``scoring.evidence.messages``.
 
-Pure Python: no Django imports.
+Pure Python: no Django imports beyond the ``gettext_noop`` marker the messages module uses.
 """
 
 import gzip
@@ -26,6 +28,8 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
+
+from scoring.evidence.messages import ENGINE_LABELS, describe_parse_result, note
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -40,18 +44,12 @@ __all__ = [
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 TEXT_LIMIT = 300
 
-ENGINE_LABELS: dict[str, str] = {
-    "sglang": "SGLang",
-    "vllm": "vLLM",
-    "trtllm": "TensorRT-LLM",
-    "tgi": "TGI",
-}
-
 _LINE_LIMIT = 1024 * 1024  # a longer physical line is read in chunks (same line number)
 _HEAD_SIZE = 8192  # bytes sampled to recognise binary data and encodings
 _GZIP_MAGIC = b"\x1f\x8b"
 
 # Priorities: a higher priority source wins inside one instance.
+_POOL_DERIVED = 0  # computed from blocks x block size (vLLM V0, TensorRT-LLM block counts)
 _POOL_SGLANG_KV_ALLOC = 1  # "KV Cache is allocated. #tokens: N" (fallback)
 _POOL_MAIN = 2  # the engine's own pool figure
 _CTX_ARGS = 0  # vLLM argument dump (max_model_len)
@@ -65,8 +63,9 @@ _TRIGGER = re.compile(
     rb"ServerArgs\(|KV Cache is allocated|max_total_num_tokens|exceeds the maximum allowed length"
     rb"|Request length is longer|vLLM API server version|LLM engine|KV cache size"
     rb"|Maximum concurrency|max seq len|No available memory|blocks: |kv_role|max_model_len"
-    rb"|TensorRT-LLM version|paged KV cache|max_seq_len|maxSequenceLen|Args \{|max_total_tokens"
-    rb"|max batch total"
+    rb"|TensorRT-LLM version|TensorRT LLM version|paged KV cache|bytes for k/v cache|max_seq_len"
+    rb"|maxSequenceLen|max sequence length=|KV cache primary pool|tokens per block"
+    rb"|Args \{|max_total_tokens|max batch total|Maximum total tokens|block_size|block size to"
 )
 
 # Patterns start with a literal (Python's re then scans fast); word boundaries before a field
@@ -90,7 +89,8 @@ _SGL_CONTEXT_LENGTH = re.compile(r"context_length=(\d+)")
 _SGL_DISAGG_MODE = re.compile(
     r"disaggregation_mode=(?:<[\w.]+:\s*)?(?:'([^']*)'|\"([^\"]*)\"|(\w+))"
 )
-_SGL_KV_ALLOC = re.compile(r"KV Cache is allocated\.?\s*#tokens:\s*" + _NUM)
+# Newer releases print more fields first: "KV Cache is allocated. dtype: torch.bfloat16, #tokens: N"
+_SGL_KV_ALLOC = re.compile(r"KV Cache is allocated\.?[^#]{0,120}?#tokens:\s*" + _NUM)
 _SGL_MAX_TOTAL = re.compile(r"max_total_num_tokens=" + _NUM)
 _SGL_CONTEXT_LEN = re.compile(r"context_len=" + _NUM)
 _SGL_REJECTION = re.compile(
@@ -113,22 +113,44 @@ _VLLM_V0_FAILED = re.compile(
     r"models?'?s? max seq len \(" + _NUM + r"\) is larger than the maximum number of tokens"
     r" that can be stored in KV cache \(" + _NUM + r"\)"
 )
-_VLLM_V0_BLOCKS = re.compile(r"# (?:GPU|gpu|cuda|CUDA|npu|NPU|xpu|XPU|hpu|HPU) blocks: (\d+)")
+# "# GPU blocks: N, # CPU blocks: M" (V0 and V1 before 0.7.3), "# cuda blocks: N" / "# rocm blocks: N"
+# (V0 0.7-0.10 name the platform), and "GPU blocks: N" when a paste lost its "#".
+_VLLM_BLOCKS = re.compile(
+    r"(?:#\s*)?\b(?:GPU|gpu|cuda|CUDA|rocm|ROCm|ROCM|npu|NPU|xpu|XPU|hpu|HPU|tpu|TPU|neuron)"
+    r" blocks:\s*" + _NUM
+)
+_VLLM_BLOCK_SIZE = re.compile(r"block_size['\"]?\s*[:=]\s*(\d+)")
+_VLLM_ATTN_BLOCK_SIZE = re.compile(r"Setting attention block size to (\d+) tokens")
+_VLLM_DEFAULT_BLOCK_SIZE = 16  # CUDA and ROCm default in every V0 release
 _VLLM_KV_ROLE = re.compile(r"kv_role['\"]?\s*[:=]\s*['\"]?(kv_producer|kv_consumer|kv_both)")
 
 # TensorRT-LLM
-_TRT_BANNER = re.compile(r"TensorRT-LLM version:?\s*v?\d")
+_TRT_BANNER = re.compile(r"TensorRT[- ]LLM version:?\s*v?\d")
 _TRT_POOL = re.compile(r"paged KV cache \(" + _NUM + r"\)")
+# Up to 0.8: "Using N tokens in paged KV cache." (Triton backend: "Using N total tokens in ...")
+_TRT_POOL_OLD = re.compile(r"Using " + _NUM + r" (?:total )?tokens in paged KV cache")
+_TRT_PRIMARY_BLOCKS = re.compile(r"(?:KV cache primary pool:|primary blocks=)\s*" + _NUM)
+_TRT_TOKENS_PER_BLOCK = re.compile(r"tokens per block[:=]\s*" + _NUM)
+_TRT_REDUCED = re.compile(r"maxSequenceLen (?:are|is) too large.*?reduced to (\d+)")
+_TRT_MAX_SEQUENCE_LENGTH = re.compile(r"max sequence length=(\d+)")
 _TRT_ADJUSTED = re.compile(r"Adjusted max_seq_len to (\d+)")
 _TRT_CPP_MAX_SEQ_LEN = re.compile(r"maxSequenceLen:\s*(\d+)")
-_TRT_CUE = re.compile(r"TensorRT-LLM|\[TRT-LLM\]|TRTGptModel|tensorrt_llm|max_num_requests=")
+_TRT_CUE = re.compile(
+    r"TensorRT-LLM|\[TRT-LLM|TRTGptModel|tensorrt_llm|max_num_requests=|TensorRT LLM"
+)
 
 # TGI (its Args are printed with Rust's Debug format, single-line or pretty multi-line)
 _TGI_MAX_TOTAL = re.compile(r"max_total_tokens\s*[:=]\s*(?:Some\((?:\s|\\n)*)?(\d+)")
 _TGI_MAX_TOTAL_OPEN = re.compile(r"max_total_tokens\s*:\s*Some\(\s*$")
 _TGI_CONTINUATION_VALUE = re.compile(r"\s*(\d+)\s*,?\s*")
-_TGI_DEFAULT = re.compile(r"Default `?max_total_tokens`? to (\d+)")
-_TGI_POOL = re.compile(r"Setting max batch total tokens to (\d+)")
+# 2.x launcher: "Default `max_total_tokens` to N"; 3.x router, when the Args left it None:
+# "Maximum total tokens defaulted to N".
+_TGI_DEFAULT = re.compile(
+    r"(?:Default `?max_total_tokens`? to|Maximum total tokens defaulted to) (\d+)"
+)
+_TGI_POOL = re.compile(
+    r"(?:Setting max batch total tokens to|Inferred max batch total tokens:) (\d+)"
+)
 
 _SGLANG_ROLES = {"prefill": "prefill", "decode": "decode", "null": "single", "none": "single"}
 _VLLM_ROLES = {"kv_producer": "prefill", "kv_consumer": "decode"}
@@ -169,8 +191,10 @@ class LogParseResult:
     parsed: bool
     engine: str | None  # "sglang" | "vllm" | "trtllm" | "tgi" | "mixed" | None
     instances: tuple[EngineInstance, ...] = ()
-    reason: str | None = None
-    notes: tuple[str, ...] = ()
+    # {"id", "params"} (see scoring.evidence.messages); English strings in results stored before
+    # notes became data.
+    reason: dict[str, Any] | str | None = None
+    notes: tuple[dict[str, Any] | str, ...] = ()
 
     # Instances whose numbers describe a running configuration (a failed start does not).
     def _running(self) -> list[EngineInstance]:
@@ -227,41 +251,9 @@ class LogParseResult:
         return any(i.failed_start for i in self.instances)
 
     def describe(self) -> str:
-        """One line for the UI, e.g. "SGLang log: pool 681,280 tokens, context 1,048,576 tokens,
-        line 31"."""
-        if not self.parsed:
-            return f"not parsed: {self.reason or 'unknown reason'}"
-        if self.engine == "mixed":
-            labels = sorted({i.label for i in self.instances})
-            head = f"Mixed-engine log ({', '.join(labels)})"
-        else:
-            head = f"{ENGINE_LABELS.get(self.engine or '', self.engine or 'Engine')} log"
-        if len(self.instances) > 1:
-            head += f", {len(self.instances)} instances"
-            if any(i.role for i in self.instances):
-                head += f" ({', '.join(i.role or 'role not stated' for i in self.instances)})"
-        parts: list[str] = []
-        if self.pool is not None:
-            parts.append(f"pool {self.pool:,} tokens")
-        if self.context is not None:
-            parts.append(f"context {self.context:,} tokens")
-        lines = self.lines
-        failed = [i for i in self.instances if i.failed_start]
-        if failed and not parts:
-            first = failed[0]
-            what = "failed start"
-            if first.context_tokens is not None:
-                what += f" (max seq len {first.context_tokens:,} tokens did not fit the KV cache)"
-            else:
-                what += " (no GPU memory was left for the KV cache)"
-            parts.append(what)
-            lines = [n for n in (first.context_line or first.pool_line,) if n is not None]
-        elif failed:
-            parts.append(f"{len(failed)} failed start{'s' if len(failed) > 1 else ''}")
-        text = f"{head}: {', '.join(parts)}"
-        if lines:
-            text += f", {_format_lines(lines)}"
-        return text
+        """The one-line description in English (pages render ``to_dict()`` with
+        ``scoring.evidence.describe_parse_result`` in the reader's language)."""
+        return describe_parse_result(self.to_dict(), _english)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LogParseResult":
@@ -283,6 +275,7 @@ class LogParseResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "kind": "startup_log",
             "source_name": self.source_name,
             "parsed": self.parsed,
             "engine": self.engine,
@@ -372,14 +365,15 @@ def parse_startup_log(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> LogParseResult:
     """Parse an engine startup log given as a path or a binary stream (never raises)."""
-    name = source_name or _default_name(source)
+    name = source_name or source_name_of(source)
     try:
         return _parse(source, name, max_bytes)
     except Exception as exc:  # the upload must never be lost to a parser error
-        return _not_parsed(name, f"the parser failed on this file ({type(exc).__name__})")
+        return _not_parsed(name, note("parser_failed", error=type(exc).__name__))
 
 
-def _default_name(source: object) -> str:
+def source_name_of(source: object) -> str:
+    """The file name of a path or of a named stream ("" when it has none)."""
     try:
         if isinstance(source, str | os.PathLike):
             return os.path.basename(os.fspath(source))
@@ -391,8 +385,8 @@ def _default_name(source: object) -> str:
 
 def _not_parsed(
     name: str,
-    reason: str,
-    notes: Sequence[str] = (),
+    reason: dict[str, Any],
+    notes: Sequence[dict[str, Any]] = (),
     instances: tuple[EngineInstance, ...] = (),
     engine: str | None = None,
 ) -> LogParseResult:
@@ -413,14 +407,14 @@ def _parse(source: str | os.PathLike | BinaryIO, name: str, max_bytes: int) -> L
             path = os.fspath(source)
             opened = open(path, "rb")  # closed in the finally below
         except (OSError, TypeError, ValueError) as exc:
-            return _not_parsed(name, f"the file could not be read ({_error_text(exc)})")
+            return _not_parsed(name, note("read_failed", error=_error_text(exc)))
         stream: Any = opened
     elif isinstance(source, bytes | bytearray | memoryview):
         stream = io.BytesIO(bytes(source))
     elif hasattr(source, "read"):
         stream = source
     else:
-        return _not_parsed(name, f"unsupported source ({type(source).__name__})")
+        return _not_parsed(name, note("unsupported_source", type=type(source).__name__))
     try:
         return _parse_stream(stream, name, max_bytes)
     finally:
@@ -432,40 +426,37 @@ def _parse_stream(stream: Any, name: str, max_bytes: int) -> LogParseResult:
     try:
         magic = _read_upto(stream, len(_GZIP_MAGIC))
     except Exception as exc:
-        return _not_parsed(name, f"the file could not be read ({_error_text(exc)})")
+        return _not_parsed(name, note("read_failed", error=_error_text(exc)))
     is_gzip = magic == _GZIP_MAGIC
     base = _ChainReader(magic, stream)
     source: Any = gzip.GzipFile(fileobj=base, mode="rb") if is_gzip else base
     counted = io.BufferedReader(_CountingReader(source, max_bytes), 64 * 1024)
-    too_large = f"too large: more than {_human_bytes(max_bytes)} of log text"
-    if is_gzip:
-        too_large += " once decompressed"
+    too_large = note("too_large_gzip" if is_gzip else "too_large", limit=_human_bytes(max_bytes))
     try:
         head = _read_upto(counted, _HEAD_SIZE)
     except _TooLarge:
         return _not_parsed(name, too_large)
     except (OSError, EOFError, zlib.error) as exc:
         if is_gzip:
-            return _not_parsed(name, f"corrupt gzip file ({_error_text(exc)})")
-        return _not_parsed(name, f"the file could not be read ({_error_text(exc)})")
+            return _not_parsed(name, note("corrupt_gzip", error=_error_text(exc)))
+        return _not_parsed(name, note("read_failed", error=_error_text(exc)))
 
     if not head:
-        return _not_parsed(name, "empty file" + (" (empty gzip archive)" if is_gzip else ""))
+        return _not_parsed(name, note("empty_gzip" if is_gzip else "empty_file"))
     encoding = _sniff_encoding(head)
     if encoding is None:
-        return _not_parsed(name, "binary data, not a text log")
+        return _not_parsed(name, note("binary_file"))
 
     rest = io.BufferedReader(_ChainReader(head, counted), 64 * 1024)
     lines = _utf8_lines(rest) if encoding == "utf-8" else _transcoded_lines(rest, encoding)
     parser = _Parser()
-    read_error: str | None = None
+    read_error: dict[str, Any] | None = None
     try:
         parser.feed(lines)
     except _TooLarge:
         return _not_parsed(name, too_large)
     except (OSError, EOFError, zlib.error, UnicodeError) as exc:
-        kind = "the gzip stream is corrupt or cut short" if is_gzip else "reading failed"
-        read_error = f"{kind} after line {parser.last_line} ({_error_text(exc)})"
+        read_error = {"line": parser.last_line, "error": _error_text(exc)}
     return parser.result(name, read_error=read_error, is_gzip=is_gzip)
 
 
@@ -613,9 +604,17 @@ class _Builder:
         self.estimated_len: int | None = None
         self.rejections: dict[str, int] = {}
         self.truncations = 0
-        self.v0_blocks: _Hit | None = None
-        self.concurrency: tuple[float, int] | None = None
+        self.banner_seen = False
+        # vLLM before 0.7.3 reports blocks, not tokens: tokens = blocks x block size.
+        self.blocks: _Hit | None = None
+        self.block_size: _Hit | None = None
+        # "Maximum concurrency for X tokens per request: Y x": (Y, line, X)
+        self.concurrency: tuple[float, int, int] | None = None
         self.server_args_context_none = False
+        # TensorRT-LLM: pool = primary blocks x tokens per block when no token count is printed
+        self.trt_primary_blocks: _Hit | None = None
+        self.trt_tokens_per_block: _Hit | None = None
+        self.trt_reduced: _Hit | None = None
 
 
 def _field(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -820,36 +819,48 @@ class _Parser:
                 builder.contexts[(_CTX_CONFIG, "")] = hit
             return True
         pool = _VLLM_POOL.search(text) if "KV cache size:" in text else None
+        conc = _VLLM_CONCURRENCY.search(text) if "Maximum concurrency" in text else None
         if pool:
             hit = _Hit(_parse_int(pool.group(1)), line_no, _excerpt(text, *pool.span()))
             self._add_pool(stream, "vllm", _POOL_MAIN, _rank_key(text), hit, last_wins=False)
-            return True
-        conc = _VLLM_CONCURRENCY.search(text) if "Maximum concurrency" in text else None
         if conc:
-            hit = _Hit(_parse_int(conc.group(1)), line_no, _excerpt(text, *conc.span()))
+            # Newer releases print it on the pool's line; pasted logs may run lines together.
+            context = _parse_int(conc.group(1))
+            hit = _Hit(context, line_no, _excerpt(text, *conc.span()))
             self._add_context(stream, "vllm", _CTX_MAIN, _rank_key(text), hit)
             try:
-                self.streams[stream].concurrency = (float(conc.group(2)), line_no)
+                self.streams[stream].concurrency = (float(conc.group(2)), line_no, context)
             except ValueError:
                 pass
+        if pool or conc:
             return True
         if "max seq len" in text or "No available memory for the cache blocks" in text:
             if self._vllm_failed(stream, line_no, text):
                 return True
-        if " blocks: " in text:
-            blocks = _VLLM_V0_BLOCKS.search(text)
+        if "blocks: " in text:
+            blocks = _VLLM_BLOCKS.search(text)
             if blocks:
                 builder = self._builder(stream, "vllm", line_no)
-                if builder.v0_blocks is None:
-                    builder.v0_blocks = _Hit(int(blocks.group(1)), line_no, text)
+                if builder.blocks is None:
+                    span = blocks.span()
+                    builder.blocks = _Hit(
+                        _parse_int(blocks.group(1)), line_no, _excerpt(text, *span)
+                    )
                 return True
         current = self.streams.get(stream)
+        is_args = "args: " in text
+        if "block size to" in text or "block_size" in text:
+            size = _VLLM_ATTN_BLOCK_SIZE.search(text) or _field(_VLLM_BLOCK_SIZE, text)
+            in_vllm = current is not None and current.engine == "vllm"
+            if size and (in_vllm or is_args):
+                builder = self._builder(stream, "vllm", line_no)
+                builder.block_size = _Hit(int(size.group(1)), line_no, _excerpt(text, *size.span()))
+                current = builder
         if current is not None and current.engine == "vllm":
             role = _VLLM_KV_ROLE.search(text) if "kv_role" in text else None
             if role:
                 current.role_raw = role.group(1)
                 current.role = _VLLM_ROLES.get(role.group(1))
-            is_args = "args: " in text
             if is_args and "max_model_len" in text:
                 arg = _field(_VLLM_ARGS_MAX_MODEL_LEN, text)
                 if arg:
@@ -893,22 +904,51 @@ class _Parser:
         return True
 
     def _trtllm(self, stream: str, line_no: int, text: str) -> bool:
-        if "TensorRT-LLM version" in text and _TRT_BANNER.search(text):
-            self._builder(stream, "trtllm", line_no, new=True)
+        if "LLM version" in text and _TRT_BANNER.search(text):
+            current = self.streams.get(stream)
+            # run.py of 0.8 prints its banner after the engine's KV lines: it then names the
+            # instance already read instead of starting a new one.
+            attach = current is not None and current.engine == "trtllm" and not current.banner_seen
+            builder = self._builder(stream, "trtllm", line_no, new=not attach)
+            builder.banner_seen = True
             return True
         pool = _TRT_POOL.search(text) if "paged KV cache (" in text else None
+        if pool is None and "tokens in paged KV cache" in text:
+            pool = _TRT_POOL_OLD.search(text)
         if pool:
             hit = _Hit(_parse_int(pool.group(1)), line_no, _excerpt(text, *pool.span()))
             # TensorRT-LLM may allocate a first KV cache to measure memory, then the real one:
             # inside one instance (between version banners) the last allocation wins.
             self._add_pool(stream, "trtllm", _POOL_MAIN, _rank_key(text), hit, last_wins=True)
             return True
-        if "Adjusted max_seq_len" in text:
-            adjusted = _TRT_ADJUSTED.search(text)
+        if "bytes for k/v cache" in text:
+            self._builder(stream, "trtllm", line_no)  # 0.8 and older: the pool follows
+            return True
+        if "KV cache primary pool" in text or "tokens per block" in text:
+            blocks = _TRT_PRIMARY_BLOCKS.search(text)
+            per_block = _TRT_TOKENS_PER_BLOCK.search(text)
+            if blocks or per_block:
+                builder = self._builder(stream, "trtllm", line_no)
+                if blocks:
+                    span = blocks.span()
+                    value = _parse_int(blocks.group(1))
+                    builder.trt_primary_blocks = _Hit(value, line_no, _excerpt(text, *span))
+                if per_block:
+                    span = per_block.span()
+                    value = _parse_int(per_block.group(1))
+                    builder.trt_tokens_per_block = _Hit(value, line_no, _excerpt(text, *span))
+                length = _TRT_MAX_SEQUENCE_LENGTH.search(text)
+                if length:
+                    hit = _Hit(_parse_int(length.group(1)), line_no, _excerpt(text, *length.span()))
+                    self._add_context(stream, "trtllm", _CTX_CONFIG, _rank_key(text), hit)
+                return True
+        if "Adjusted max_seq_len" in text or "reduced to" in text:
+            adjusted = _TRT_ADJUSTED.search(text) or _TRT_REDUCED.search(text)
             if adjusted:
                 span = adjusted.span()
                 hit = _Hit(_parse_int(adjusted.group(1)), line_no, _excerpt(text, *span))
                 self._add_context(stream, "trtllm", _CTX_MAIN, _rank_key(text), hit)
+                self.streams[stream].trt_reduced = hit
                 return True
         if "max_seq_len=" not in text and "maxSequenceLen" not in text:
             return False
@@ -930,7 +970,7 @@ class _Parser:
             builder = self._builder(stream, "tgi", line_no, new=True)
             self._tgi_max_total(builder, stream, line_no, text)
             return True
-        if "max_total_tokens" in text:
+        if "max_total_tokens" in text or "Maximum total tokens defaulted" in text:
             default = _TGI_DEFAULT.search(text)
             if default:
                 span = default.span()
@@ -941,7 +981,7 @@ class _Parser:
             if current is not None and current.engine == "tgi":
                 return self._tgi_max_total(current, stream, line_no, text)
             return False
-        if "Setting max batch total tokens" in text:
+        if "max batch total tokens" in text:
             pool = _TGI_POOL.search(text)
             if pool:
                 hit = _Hit(_parse_int(pool.group(1)), line_no, _excerpt(text, *pool.span()))
@@ -961,10 +1001,12 @@ class _Parser:
         return False
 
     # -- result -----------------------------------------------------------------------------
-    def result(self, name: str, *, read_error: str | None, is_gzip: bool) -> LogParseResult:
+    def result(
+        self, name: str, *, read_error: dict[str, Any] | None, is_gzip: bool
+    ) -> LogParseResult:
         builders = sorted([*self.finished, *self.streams.values()], key=lambda b: b.first_line)
         instances: list[EngineInstance] = []
-        notes: list[str] = []
+        notes: list[dict[str, Any]] = []
         for builder in builders:
             instance, instance_notes = _finish(builder)
             notes.extend(instance_notes)
@@ -978,25 +1020,17 @@ class _Parser:
         engine = engines[0] if len(engines) == 1 else ("mixed" if engines else None)
         if read_error is not None:
             if not usable:
-                reason = (
-                    f"corrupt gzip file ({read_error})" if is_gzip else f"unreadable ({read_error})"
-                )
+                reason = note("corrupt_gzip_after" if is_gzip else "unreadable_after", **read_error)
                 return _not_parsed(name, reason, _dedupe(notes), tuple(instances), engine)
-            notes.append(f"Only part of the file could be read: {read_error}.")
+            notes.append(note("partial_read_gzip" if is_gzip else "partial_read", **read_error))
         if not usable:
             if not self.saw_text:
-                reason = "empty file (blank lines only)"
+                reason = note("blank_lines_only")
             elif self.engines_seen:
-                labels = ", ".join(ENGINE_LABELS[e] for e in sorted(self.engines_seen))
-                reason = (
-                    f"{labels} lines were found, but no KV pool or context line"
-                    " (is the startup part of the log missing?)"
-                )
+                labels = [ENGINE_LABELS[e] for e in sorted(self.engines_seen)]
+                reason = note("engine_lines_without_figures", engines=labels)
             else:
-                reason = (
-                    "no startup lines of a supported engine (SGLang, vLLM, TensorRT-LLM, TGI)"
-                    " were found"
-                )
+                reason = note("no_supported_engine")
             return _not_parsed(name, reason, _dedupe(notes), tuple(instances), engine)
         draft = LogParseResult(
             source_name=name, parsed=True, engine=engine, instances=tuple(instances)
@@ -1010,10 +1044,15 @@ class _Parser:
             and len(instances) > 1
         ):
             notes.append(
-                f"The smallest pool ({pool_inst.pool_tokens:,} tokens, line {pool_inst.pool_line},"
-                f" {_role_phrase(pool_inst)}) and the largest context"
-                f" ({ctx_inst.context_tokens:,} tokens, line {ctx_inst.context_line},"
-                f" {_role_phrase(ctx_inst)}) come from different instances."
+                note(
+                    "pool_and_context_from_different_instances",
+                    pool=pool_inst.pool_tokens,
+                    pool_line=pool_inst.pool_line,
+                    pool_role=pool_inst.role,
+                    context=ctx_inst.context_tokens,
+                    context_line=ctx_inst.context_line,
+                    context_role=ctx_inst.role,
+                )
             )
         return LogParseResult(
             source_name=name,
@@ -1023,14 +1062,6 @@ class _Parser:
             reason=None,
             notes=_dedupe(notes),
         )
-
-
-def _role_phrase(instance: EngineInstance) -> str:
-    if instance.role in ("prefill", "decode"):
-        return f"{instance.role} instance"
-    if instance.role == "single":
-        return "single-node instance"
-    return f"{instance.label} instance"
 
 
 def _pick(
@@ -1048,13 +1079,15 @@ def _pick(
     return best, top, sorted({h.value for h in candidates})
 
 
-def _finish(builder: _Builder) -> tuple[EngineInstance | None, list[str]]:
+def _finish(builder: _Builder) -> tuple[EngineInstance | None, list[dict[str, Any]]]:
     label = ENGINE_LABELS[builder.engine]
-    notes: list[str] = []
+    notes: list[dict[str, Any]] = []
+    if not builder.pools:
+        notes.extend(_pool_from_blocks(builder))
     pool, pool_priority, pool_values = _pick(builder.pools, smallest=True)
     context, ctx_priority, ctx_values = _pick(builder.contexts, smallest=False)
     role = builder.role
-    where = f"{label} instance starting at line {builder.first_line}"
+    start = builder.first_line
 
     # Rejections: ranks of one data-parallel group print the same request, so take the
     # largest count within a group and add the groups up.
@@ -1066,99 +1099,75 @@ def _finish(builder: _Builder) -> tuple[EngineInstance | None, list[str]]:
     rejections = sum(groups.values())
 
     if builder.failed is None and pool is None and context is None and rejections == 0:
-        what = f" ({role})" if role else ""
-        notes.append(
-            f"{_article(label).capitalize()} {label} instance{what} starts at line"
-            f" {builder.first_line} but logs no KV pool or context line (is the log cut short?)."
-        )
-        if builder.v0_blocks is not None:
-            notes.append(_v0_blocks_note(builder))
+        if role:
+            notes.append(note("instance_without_figures_role", engine=label, role=role, line=start))
+        else:
+            notes.append(note("instance_without_figures", engine=label, line=start))
         return None, notes
 
     if builder.failed is not None:
+        line = builder.failed.line
         if builder.failed_kind == "max_seq_len" and context is not None:
-            text = (
-                f"vLLM refused to start (line {builder.failed.line}): one request at the model's"
-                f" max seq len ({context.value:,} tokens) does not fit in the KV cache"
-            )
             if builder.estimated_len is not None:
-                text += f" (vLLM estimates {builder.estimated_len:,} tokens would fit)"
+                notes.append(
+                    note(
+                        "vllm_failed_max_seq_len_estimate",
+                        line=line,
+                        context=context.value,
+                        estimate=builder.estimated_len,
+                    )
+                )
+            else:
+                notes.append(note("vllm_failed_max_seq_len", line=line, context=context.value))
         else:
-            text = (
-                f"vLLM refused to start (line {builder.failed.line}): no GPU memory was left"
-                " for the KV cache"
-            )
-        notes.append(text + "; this log is a failed start, not a running configuration.")
+            notes.append(note("vllm_failed_no_memory", line=line))
 
     if len(pool_values) > 1 and pool is not None:
-        values = ", ".join(f"{v:,}" for v in pool_values)
-        notes.append(
-            f"Ranks of the {where} report different pools ({values}): the smallest is used."
-        )
+        notes.append(note("ranks_differ_pool", engine=label, line=start, values=pool_values))
     if len(ctx_values) > 1 and context is not None:
-        values = ", ".join(f"{v:,}" for v in ctx_values)
-        notes.append(
-            f"Ranks of the {where} report different contexts ({values}): the largest is used."
-        )
+        notes.append(note("ranks_differ_context", engine=label, line=start, values=ctx_values))
     if builder.engine == "sglang":
         if pool is not None and pool_priority == _POOL_SGLANG_KV_ALLOC:
-            notes.append(
-                f"The {where} has no max_total_num_tokens line: the pool is taken from"
-                f" 'KV Cache is allocated' (line {pool.line})."
-            )
+            notes.append(note("sglang_pool_from_kv_alloc", line=start, pool_line=pool.line))
         if context is not None and ctx_priority == _CTX_CONFIG:
             notes.append(
-                f"The {where} has no scheduler context_len line: the context is the configured"
-                f" context_length from the server arguments (line {context.line})."
+                note("sglang_context_from_server_args", line=start, context_line=context.line)
             )
         if context is None and builder.server_args_context_none:
-            notes.append(
-                f"The {where} sets context_length=None (the model's default) and has no"
-                " scheduler line: its context is unknown."
-            )
+            notes.append(note("sglang_context_unknown", line=start))
     if builder.engine == "vllm" and builder.failed is None:
         if context is not None and ctx_priority is not None and ctx_priority < _CTX_MAIN:
             notes.append(
-                f"The {where} has no 'Maximum concurrency' line: the context is the configured"
-                f" max_model_len (line {context.line})."
+                note("vllm_context_from_max_model_len", line=start, context_line=context.line)
             )
         if builder.concurrency is not None and builder.concurrency[0] < 1.0:
             notes.append(
-                f"vLLM reports a maximum concurrency of {builder.concurrency[0]:.2f}x"
-                f" (line {builder.concurrency[1]}): one full-length request does not fit the pool."
+                note(
+                    "vllm_concurrency_below_one",
+                    concurrency=builder.concurrency[0],
+                    concurrency_line=builder.concurrency[1],
+                )
             )
-        if pool is None and builder.v0_blocks is not None:
-            notes.append(_v0_blocks_note(builder))
+    if builder.engine == "trtllm" and builder.trt_reduced is not None and context is not None:
+        if context.line == builder.trt_reduced.line:
+            notes.append(
+                note("trtllm_context_reduced", context=context.value, context_line=context.line)
+            )
     if builder.engine == "tgi" and context is None and pool is not None:
-        notes.append(
-            f"The {where} prints no max_total_tokens (Args or default): its context is unknown."
-        )
+        notes.append(note("tgi_context_unknown", line=start))
     if builder.truncations:
-        plural = "s were" if builder.truncations > 1 else " was"
-        notes.append(
-            f"{builder.truncations} prompt{plural} silently truncated to fit the KV pool or"
-            f" context on the {where} (--allow-auto-truncate)."
-        )
+        notes.append(note("truncations", engine=label, line=start, count=builder.truncations))
     if rejections:
-        noun = "oversized prompts were" if rejections > 1 else "oversized prompt was"
         if role in ("prefill", "decode"):
-            notes.append(
-                f"{rejections} {noun} rejected on a {role} instance (disaggregated): check that"
-                " clients received errors"
-            )
+            notes.append(note("rejections_disaggregated", role=role, count=rejections))
         elif role == "single":
-            notes.append(
-                f"{rejections} {noun} rejected on a single-node instance (on a single node the"
-                " client receives the engine's error)"
-            )
+            notes.append(note("rejections_single_node", count=rejections))
         else:
-            notes.append(
-                f"{rejections} {noun} rejected on {_article(label)} {label} instance whose role"
-                " the log does not state: if it is disaggregated, check that clients received"
-                " errors"
-            )
+            notes.append(note("rejections_role_unknown", engine=label, count=rejections))
     if builder.role_raw is not None and role is None and builder.role_raw != "kv_both":
-        notes.append(f"Unknown disaggregation mode {builder.role_raw!r} on the {where}.")
+        notes.append(
+            note("unknown_disaggregation_mode", mode=builder.role_raw, engine=label, line=start)
+        )
 
     instance = EngineInstance(
         engine=builder.engine,
@@ -1175,34 +1184,119 @@ def _finish(builder: _Builder) -> tuple[EngineInstance | None, list[str]]:
     return instance, notes
 
 
-def _v0_blocks_note(builder: _Builder) -> str:
-    assert builder.v0_blocks is not None
-    blocks = builder.v0_blocks.value
-    return (
-        f"vLLM (V0) reports its KV cache in blocks ({blocks:,} GPU blocks, line"
-        f" {builder.v0_blocks.line}), not tokens: with the default block size of 16 that is about"
-        f" {blocks * 16:,} tokens. Not used as the pool."
+def _pool_from_blocks(builder: _Builder) -> list[dict[str, Any]]:
+    """Turn a block count into the pool (tokens) when the engine printed no token count.
+
+    vLLM: blocks x the block size the log states, else the CUDA default 16, cross-checked with
+    "Maximum concurrency for X tokens per request: Y x" (the engine computes Y as blocks x block
+    size / X, so X x Y is the pool to within Y's two decimals). TensorRT-LLM: primary blocks x
+    tokens per block. Returns the notes saying which figures were used.
+    """
+    if builder.engine == "trtllm":
+        blocks, per_block = builder.trt_primary_blocks, builder.trt_tokens_per_block
+        if blocks is None or per_block is None:
+            return []
+        tokens = blocks.value * per_block.value
+        builder.pools[(_POOL_DERIVED, "")] = _Hit(tokens, blocks.line, blocks.text)
+        return [
+            note(
+                "trtllm_pool_from_blocks",
+                line=builder.first_line,
+                blocks=blocks.value,
+                tokens_per_block=per_block.value,
+                blocks_line=blocks.line,
+                tokens_per_block_line=per_block.line,
+            )
+        ]
+    if builder.engine != "vllm" or builder.blocks is None or builder.failed is not None:
+        return []
+    blocks = builder.blocks.value
+    notes: list[dict[str, Any]] = []
+    concurrency = builder.concurrency
+    product = round(concurrency[2] * concurrency[0]) if concurrency else None
+    # Y is printed with two decimals: X x Y can be off by X x 0.005 (plus a block of rounding).
+    tolerance = concurrency[2] * 0.005 + 1 if concurrency else 0
+    cross_check = (
+        {
+            "context": concurrency[2],
+            "concurrency": concurrency[0],
+            "concurrency_line": concurrency[1],
+            "product": product,
+        }
+        if concurrency and product is not None
+        else None
     )
+    if builder.block_size is not None:
+        block_size = builder.block_size.value
+        tokens = blocks * block_size
+        notes.append(
+            note(
+                "vllm_blocks_stated_block_size",
+                blocks=blocks,
+                blocks_line=builder.blocks.line,
+                block_size=block_size,
+                block_size_line=builder.block_size.line,
+                tokens=tokens,
+            )
+        )
+    else:
+        block_size = _VLLM_DEFAULT_BLOCK_SIZE
+        tokens = blocks * block_size
+        implied = _implied_block_size(blocks, product, tolerance) if product else None
+        if implied is not None and implied != block_size:
+            block_size, tokens = implied, blocks * implied
+            assert cross_check is not None
+            notes.append(
+                note(
+                    "vllm_blocks_concurrency_block_size",
+                    blocks=blocks,
+                    blocks_line=builder.blocks.line,
+                    block_size=block_size,
+                    tokens=tokens,
+                    **cross_check,
+                )
+            )
+            cross_check = None  # said already
+        else:
+            notes.append(
+                note(
+                    "vllm_blocks_default_block_size",
+                    blocks=blocks,
+                    blocks_line=builder.blocks.line,
+                    tokens=tokens,
+                )
+            )
+    if cross_check is not None and product is not None:
+        agrees = abs(tokens - product) <= tolerance
+        key = "vllm_blocks_concurrency_agrees" if agrees else "vllm_blocks_concurrency_disagrees"
+        extra = {} if agrees else {"blocks": blocks, "block_size": block_size}
+        notes.append(note(key, **cross_check, **extra))
+    builder.pools[(_POOL_DERIVED, "")] = _Hit(tokens, builder.blocks.line, builder.blocks.text)
+    return notes
+
+
+def _implied_block_size(blocks: int, product: int, tolerance: float) -> int | None:
+    """The power-of-two block size (1 to 1,024 tokens) that makes blocks x size match X x Y."""
+    for size in (16, 32, 64, 128, 256, 512, 1024, 8, 4, 2, 1):
+        if abs(blocks * size - product) <= tolerance:
+            return size
+    return None
 
 
 # --------------------------------------------------------------------------------------------
 # Small helpers
 
 
-def _article(label: str) -> str:
-    return "an" if label[:1] in "AEFHILMNORSX" else "a"
+def _dedupe(notes: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    unique: list[dict[str, Any]] = []
+    for item in notes:
+        if item not in unique:
+            unique.append(item)
+    return tuple(unique)
 
 
-def _dedupe(notes: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(notes))
-
-
-def _format_lines(lines: Sequence[int]) -> str:
-    if len(lines) == 1:
-        return f"line {lines[0]}"
-    if len(lines) == 2 and lines[1] == lines[0] + 1:
-        return f"lines {lines[0]}–{lines[1]}"
-    return "lines " + ", ".join(str(n) for n in lines[:-1]) + f" and {lines[-1]}"
+def _english(text: str) -> str:
+    return text
 
 
 def _human_bytes(size: int) -> str:

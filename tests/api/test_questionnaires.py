@@ -16,17 +16,19 @@ def test_the_list_shows_every_published_questionnaire(personas, catalog, client_
 
     assert response.status_code == 200
     body = response.json()
-    assert body["count"] == 1
-    assert [q["key"] for q in body["results"]] == ["ai-inference-isolation@1"]
-    assert len(body["results"][0]["sections"]) == 8
+    assert body["count"] == 2
+    by_key = {q["key"]: q for q in body["results"]}
+    assert set(by_key) == {"ai-inference-isolation@1", "ai-inference-isolation@2"}
+    assert len(by_key["ai-inference-isolation@1"]["sections"]) == 8
+    assert len(by_key["ai-inference-isolation@2"]["sections"]) == 9  # + PRB, the probe
 
 
 def test_the_detail_has_sections_in_both_languages(personas, catalog, client_as):
     body = client_as(personas.vic).get(DETAIL).json()
 
-    assert (body["slug"], body["version"]) == ("ai-inference-isolation", "1")
+    assert (body["slug"], body["version"]) == ("ai-inference-isolation", "2")  # the newest
     assert [s["code"] for s in body["sections"]] == [
-        "PRF", "CTX", "KV", "ISO", "CHG", "INC", "GOV", "USE",
+        "PRF", "CTX", "KV", "ISO", "CHG", "INC", "GOV", "PRB", "USE",
     ]  # fmt: skip
     use = body["sections"][-1]
     assert use["answered_by"] == "buyer"
@@ -66,13 +68,14 @@ def test_options_have_labels_and_the_exclusive_flag(personas, catalog, client_as
 def test_a_version_can_be_asked_for(personas, catalog, client_as):
     client = client_as(personas.vic)
     assert client.get(DETAIL, {"version": "1"}).json()["key"] == "ai-inference-isolation@1"
-    assert client.get(DETAIL, {"version": "2"}).status_code == 404
+    assert client.get(DETAIL, {"version": "2"}).json()["key"] == "ai-inference-isolation@2"
+    assert client.get(DETAIL, {"version": "3"}).status_code == 404
 
 
 def test_the_newest_version_is_served_by_default(personas, catalog, client_as):
     from questionnaires.models import QuestionnaireVersion
 
-    first = QuestionnaireVersion.objects.get()
+    first = QuestionnaireVersion.objects.get(version="1")
     content = {**first.content, "version": "10"}
     QuestionnaireVersion.objects.create(
         slug=first.slug,

@@ -21,6 +21,9 @@ ENDPOINTS = {
     "/api/v1/assessments/{assessment_id}/runs/{run_id}/": {"get"},
     "/api/v1/assessments/{assessment_id}/review/": {"post"},
     "/api/v1/assessments/{assessment_id}/audit/": {"get"},
+    "/api/v1/assessments/{assessment_id}/probe/": {"get"},
+    "/api/v1/assessments/{assessment_id}/probe-runs/": {"post"},
+    "/api/v1/probe-runs/{probe_run_id}/": {"get"},
 }
 
 

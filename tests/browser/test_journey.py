@@ -183,7 +183,7 @@ def submitted_neighbour(personas) -> Assessment:
 def test_the_whole_journey(
     live_server, worker, personas, mailoutbox, chromium, screenshots, javascript
 ):
-    spec = QuestionnaireVersion.objects.get().spec
+    spec = QuestionnaireVersion.objects.get(version=LAUNCH["version"]).spec
     neighbour = submitted_neighbour(personas) if javascript else None
     journey = Journey(chromium, live_server.url, screenshots, javascript=javascript)
 
@@ -282,6 +282,10 @@ def create_and_invite(assessor, journey: Journey) -> Assessment:
     assessor.click("nav.main-nav >> text=Assessments")
     assessor.click("text=New assessment")
     assessor.select_option("#id_vendor", label="Workers AI")
+    # The newest version (v2) is offered first; this journey answers the v1 launch-day file.
+    key = f"{LAUNCH['questionnaire']}@{LAUNCH['version']}"
+    with assessor.expect_response(lambda response: "questionnaire=" in response.url):
+        assessor.select_option("#id_questionnaire", key)
     assessor.fill("#id_due_date", "2030-12-31")
     for code in ("USE-01", "USE-02", "USE-04", "USE-05"):
         assessor.check(f"input[name='{code}'][value='{LAUNCH['answers'][code]}']")

@@ -16,6 +16,8 @@ import pytest
 from scoring.evidence import (
     EngineInstance,
     LogParseResult,
+    parse_notes,
+    parse_reason,
     parse_startup_log,
     summarize_logs,
 )
@@ -32,13 +34,22 @@ VLLM_FAILED = FIXTURES / "vllm-llama70b-fp8-failed-start.log"
 TRTLLM = FIXTURES / "trtllm-llama8b.log"
 TGI = FIXTURES / "tgi-mistral7b.log"
 UNRELATED = FIXTURES / "unrelated-runbook-notes.txt"
-ALL_FIXTURES = sorted(FIXTURES.iterdir())
+ALL_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.is_file())
 
 SCHEDULER = (
     "[2026-08-20 10:00:30 TP0] max_total_num_tokens=105600, chunked_prefill_size=4096, "
     "max_prefill_tokens=16384, max_running_requests=2048, context_len=40960, "
     "available_gpu_mem=21.09 GB"
 )
+
+
+def notes_of(result: LogParseResult) -> list[str]:
+    """The result's notes as an English reader sees them."""
+    return parse_notes(result.to_dict(), str)
+
+
+def reason_of(result: LogParseResult) -> str:
+    return parse_reason(result.to_dict(), str)
 
 
 def parse_text(text: str, **kwargs) -> LogParseResult:
@@ -101,9 +112,9 @@ def test_it_counts_rejections_on_a_prefill_instance_and_writes_a_note():
 
     assert result.instances[0].rejections == 2
     assert (
-        "2 oversized prompts were rejected on a prefill instance (disaggregated): "
-        "check that clients received errors"
-    ) in result.notes
+        "Oversized prompts rejected on a prefill instance (disaggregated): 2; "
+        "check that clients received errors."
+    ) in notes_of(result)
 
 
 def test_it_describes_the_incident_log_for_the_ui():
@@ -223,8 +234,8 @@ def test_it_takes_the_pool_from_the_kv_allocated_line_when_the_scheduler_line_is
     assert result.context_line == 1
     assert result.instances[0].role == "single"
     assert len(result.instances) == 1
-    assert any("'KV Cache is allocated' (line 2)" in note for note in result.notes)
-    assert any("configured context_length" in note for note in result.notes)
+    assert any("'KV Cache is allocated' (line 2)" in note for note in notes_of(result))
+    assert any("configured context_length" in note for note in notes_of(result))
 
 
 def test_the_scheduler_line_wins_over_the_kv_allocated_line_and_server_args():
@@ -286,7 +297,7 @@ def test_server_args_without_a_context_and_no_scheduler_line_leave_the_context_u
 
     assert result.pool == 681280
     assert result.context is None
-    assert any("context_length=None" in note for note in result.notes)
+    assert any("context_length=None" in note for note in notes_of(result))
 
 
 def test_it_counts_a_rejection_printed_by_every_tp_rank_once():
@@ -302,9 +313,9 @@ def test_it_counts_a_rejection_printed_by_every_tp_rank_once():
 
     assert result.instances[0].rejections == 2
     assert (
-        "2 oversized prompts were rejected on a prefill instance (disaggregated): "
-        "check that clients received errors"
-    ) in result.notes
+        "Oversized prompts rejected on a prefill instance (disaggregated): 2; "
+        "check that clients received errors."
+    ) in notes_of(result)
 
 
 def test_it_adds_up_rejections_of_different_data_parallel_groups():
@@ -320,7 +331,7 @@ def test_it_adds_up_rejections_of_different_data_parallel_groups():
     result = parse_text("\n".join(lines))
 
     assert result.instances[0].rejections == 2
-    assert any("rejected on a decode instance (disaggregated)" in n for n in result.notes)
+    assert any("rejected on a decode instance (disaggregated)" in n for n in notes_of(result))
 
 
 def test_rejections_on_a_single_node_or_an_unknown_role_get_their_own_notes():
@@ -329,9 +340,9 @@ def test_rejections_on_a_single_node_or_an_unknown_role_get_their_own_notes():
     unknown = parse_text("\n".join([SCHEDULER, message]))
 
     assert single.instances[0].rejections == 1
-    assert any("1 oversized prompt was rejected on a single-node" in n for n in single.notes)
+    assert any("rejected on a single-node instance: 1" in n for n in notes_of(single))
     assert unknown.instances[0].role is None
-    assert any("whose role the log does not state" in n for n in unknown.notes)
+    assert any("whose role the log does not state" in n for n in notes_of(unknown))
 
 
 def test_it_does_not_split_an_instance_on_kv_lines_repeated_by_untagged_ranks():
@@ -415,11 +426,11 @@ def test_a_vllm_failed_start_is_parsed_as_a_failed_start_not_a_configuration():
     assert (instance.context_tokens, instance.context_line) == (131072, 33)
     assert_clean(instance.context_text)
     assert "max seq len (131072)" in instance.context_text
-    assert result.notes == (
+    assert notes_of(result) == [
         "vLLM refused to start (line 33): one request at the model's max seq len "
         "(131,072 tokens) does not fit in the KV cache (vLLM estimates 64,288 tokens would "
         "fit); this log is a failed start, not a running configuration.",
-    )
+    ]
     assert result.describe() == (
         "vLLM log: failed start (max seq len 131,072 tokens did not fit the KV cache), line 33"
     )
@@ -437,7 +448,7 @@ def test_a_restart_after_a_failed_start_is_a_second_instance(tmp_path):
     assert result.context == 131072
     assert result.lines == [failed_lines + 29, failed_lines + 30]
     assert result.failed_start is True
-    assert "1 failed start" in result.describe()
+    assert "failed starts: 1" in result.describe()
 
 
 def test_it_reads_the_older_vllm_failed_start_that_names_the_pool():
@@ -470,7 +481,7 @@ def test_vllm_without_a_concurrency_line_falls_back_to_the_configured_max_seq_le
     result = parse_text(text)
 
     assert (result.pool, result.context, result.context_line) == (200000, 65536, 2)
-    assert any("configured max_model_len" in note for note in result.notes)
+    assert any("configured max_model_len" in note for note in notes_of(result))
 
 
 def test_vllm_kv_roles_give_prefill_and_decode():
@@ -743,7 +754,7 @@ def test_a_corrupt_gzip_is_not_parsed():
     result = parse_startup_log(io.BytesIO(b"\x1f\x8b" + os.urandom(2000)))
 
     assert result.parsed is False
-    assert result.reason.startswith("corrupt gzip")
+    assert reason_of(result).startswith("corrupt gzip")
 
 
 def test_a_gzip_cut_short_after_the_key_lines_keeps_what_it_read():
@@ -753,7 +764,7 @@ def test_a_gzip_cut_short_after_the_key_lines_keeps_what_it_read():
     result = parse_startup_log(io.BytesIO(cut))
 
     assert (result.parsed, result.pool, result.pool_line) == (True, 681280, 42)
-    assert any("Only part of the file could be read" in note for note in result.notes)
+    assert any("Only part of the file could be read" in note for note in notes_of(result))
 
 
 def test_a_gzip_bomb_stops_at_the_decompressed_limit():
@@ -762,7 +773,7 @@ def test_a_gzip_bomb_stops_at_the_decompressed_limit():
     result = parse_startup_log(io.BytesIO(data), max_bytes=1024 * 1024)
 
     assert result.parsed is False
-    assert result.reason == "too large: more than 1 MB of log text once decompressed"
+    assert reason_of(result) == "too large: more than 1 MB of text once decompressed"
 
 
 # --- files that are not parsed ----------------------------------------------------------------
@@ -773,7 +784,7 @@ def test_an_unrelated_text_file_is_not_parsed():
 
     assert result.parsed is False
     assert result.engine is None
-    assert result.reason == (
+    assert reason_of(result) == (
         "no startup lines of a supported engine (SGLang, vLLM, TensorRT-LLM, TGI) were found"
     )
     assert result.describe().startswith("not parsed: no startup lines")
@@ -786,28 +797,28 @@ def test_an_unrelated_text_file_is_not_parsed():
         (b"", "empty file"),
         (b"\n\n   \r\n\t\n", "empty file (blank lines only)"),
         (gzip.compress(b""), "empty file (empty gzip archive)"),
-        (bytes(range(256)) * 64, "binary data, not a text log"),
+        (bytes(range(256)) * 64, "binary data, not a text file"),
         (
             bytes(random.Random(7).randrange(128, 256) for _ in range(9000)),
-            "binary data, not a text log",
+            "binary data, not a text file",
         ),
     ],
 )
 def test_empty_and_binary_files_are_not_parsed(data, reason):
     result = parse_startup_log(io.BytesIO(data))
 
-    assert (result.parsed, result.reason, result.instances) == (False, reason, ())
+    assert (result.parsed, reason_of(result), result.instances) == (False, reason, ())
 
 
 def test_a_log_of_a_known_engine_without_numbers_says_so():
     result = parse_text(server_args("'prefill'", "None") + "\nLoad weight begin.\n")
 
     assert result.parsed is False
-    assert result.reason == (
+    assert reason_of(result) == (
         "SGLang lines were found, but no KV pool or context line "
         "(is the startup part of the log missing?)"
     )
-    assert any("logs no KV pool or context line" in note for note in result.notes)
+    assert any("logs no KV pool or context line" in note for note in notes_of(result))
 
 
 def test_a_file_over_the_size_limit_is_not_parsed():
@@ -817,7 +828,7 @@ def test_a_file_over_the_size_limit_is_not_parsed():
     just_fits = parse_startup_log(PREFILL, max_bytes=size)
 
     assert too_big.parsed is False
-    assert too_big.reason.startswith("too large")
+    assert reason_of(too_big).startswith("too large")
     assert too_big.instances == ()
     assert just_fits.pool == 681280
 
@@ -944,7 +955,7 @@ def test_a_note_says_when_pool_and_context_come_from_different_instances():
 
     assert (result.pool, result.context, result.lines) == (681280, 1048576, [2, 4])
     assert result.describe().endswith("lines 2 and 4")
-    assert any("come from different instances" in note for note in result.notes)
+    assert any("come from different instances" in note for note in notes_of(result))
 
 
 # --- summary over several files ----------------------------------------------------------------
@@ -1045,11 +1056,11 @@ def test_vllm_running_out_of_memory_for_any_block_is_a_failed_start():
 
     [instance] = result.instances
     assert (result.parsed, instance.failed_start, instance.context_tokens) == (True, True, None)
-    assert any("no GPU memory was left for the KV cache" in note for note in result.notes)
+    assert any("no GPU memory was left for the KV cache" in note for note in notes_of(result))
     assert result.describe() == ("vLLM log: failed start (no GPU memory was left for the KV cache)")
 
 
-def test_old_vllm_logs_note_a_concurrency_below_one_and_blocks_instead_of_tokens():
+def test_old_vllm_logs_turn_blocks_into_tokens_and_note_a_concurrency_below_one():
     text = "\n".join(
         [
             "INFO 03-02 10:00:01 api_server.py:585] vLLM API server version 0.6.3",
@@ -1062,9 +1073,17 @@ def test_old_vllm_logs_note_a_concurrency_below_one_and_blocks_instead_of_tokens
 
     result = parse_text(text)
 
-    assert (result.parsed, result.pool, result.context) == (True, None, 131072)
-    assert any("maximum concurrency of 0.50x (line 3)" in note for note in result.notes)
-    assert any("4,096 GPU blocks" in note for note in result.notes)
+    # 4,096 blocks x the default 16 tokens; the concurrency line agrees (131,072 x 0.50).
+    assert (result.parsed, result.pool, result.context) == (True, 65536, 131072)
+    assert result.pool_line == 2
+    assert result.pool_text.endswith("# GPU blocks: 4096, # CPU blocks: 2048")
+    assert any("maximum concurrency of 0.50x (line 3)" in note for note in notes_of(result))
+    assert any(
+        "4,096 GPU blocks, line 2) and the log states no block size: with vLLM's CUDA default"
+        " of 16 tokens per block the pool is 65,536 tokens" in note
+        for note in notes_of(result)
+    )
+    assert any("line 3) agrees" in note for note in notes_of(result))
 
 
 def test_sglang_auto_truncation_is_noted():
@@ -1077,4 +1096,4 @@ def test_sglang_auto_truncation_is_noted():
     result = parse_text("\n".join([server_args("'null'"), SCHEDULER, truncated]))
 
     assert result.instances[0].rejections == 0
-    assert any("1 prompt was silently truncated" in note for note in result.notes)
+    assert any("(--allow-auto-truncate): 1." in note for note in notes_of(result))

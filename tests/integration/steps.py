@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_ANSWERS = ROOT / "examples" / "incident-2026-launch.json"
 LAUNCH_LOG = ROOT / "tests" / "fixtures" / "logs" / "sglang-prefill-glm53-launch.log"
 QUESTIONNAIRE = "ai-inference-isolation@1"
-RULESET = "incident-2026-kv@1"
+RULESET = "incident-2026-kv@2"  # the newest ruleset that scores v1 answers
 LOG_QUESTION = "CTX-08"
 SCORING_TIMEOUT = 60
 

@@ -39,7 +39,7 @@ def test_without_javascript_forms_save_upload_and_report_errors(
     assert page.input_value("#q-CTX-01") == "1M"
     page.set_input_files("#q-CTX-08-file", str(LOGS / "sglang-prefill-glm53-launch.log"))
     page.click("#q-CTX-08-upload")
-    assert "SGLang log: KV pool 681,280 tokens" in page.locator("#evidence-CTX-08").inner_text()
+    assert "SGLang log: pool 681,280 tokens" in page.locator("#evidence-CTX-08").inner_text()
     page.click("#evidence-CTX-08 button:has-text('Remove')")
     assert "No file uploaded yet." in page.locator("#evidence-CTX-08").inner_text()
     page.fill("#q-CTX-01", "1,048,576")
@@ -74,6 +74,6 @@ def test_with_htmx_an_upload_keeps_the_answers_being_typed(
     page.set_input_files("#q-CTX-08-file", str(LOGS / "sglang-prefill-glm53-launch.log"))
     page.click("#q-CTX-08-upload")
     page.wait_for_selector("#evidence-CTX-08 .parse-result")
-    assert "SGLang log: KV pool 681,280 tokens" in page.locator("#evidence-CTX-08").inner_text()
+    assert "SGLang log: pool 681,280 tokens" in page.locator("#evidence-CTX-08").inner_text()
     assert page.input_value("#q-CTX-01") == "1048576"  # kept as a draft by the upload
     assert "Draft, not saved yet" in page.locator("#question-CTX-01").inner_text()

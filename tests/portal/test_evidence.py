@@ -22,7 +22,7 @@ def test_uploading_a_startup_log_shows_its_parse_result(client, token, assessmen
     assert evidence.parsed
     page = client.get(portal_url(token, "section", "CTX")).content.decode()
     assert "sglang-prefill-glm53-launch.log" in page
-    assert "SGLang log: KV pool 681,280 tokens, context 1,048,576 tokens" in page
+    assert "SGLang log: pool 681,280 tokens, context 1,048,576 tokens" in page
     assert f'name="remove" value="{evidence.pk}"' in page
 
 

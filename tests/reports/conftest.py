@@ -71,7 +71,7 @@ def make_scored_assessment(
         vendor=factories.incident_vendor(member=member, name=vendor_name),
         answers=answers,
         comments=comments,
-        logs=tuple(path.name for path in logs),
+        evidence=tuple((factories.EVIDENCE_QUESTION, path) for path in logs),
     )
     assert assessment.status == "scored", assessment.status
     return assessment

@@ -55,5 +55,5 @@ def test_each_log_is_listed_with_its_exact_lines_or_as_not_parsed(catalog, perso
     assert parsed.pool_line == "line 42"
     assert (unparsed.name, unparsed.parsed, unparsed.lines) == (notes.name, False, ())
     assert unparsed.description.text.startswith("not parsed: ")
-    assert unparsed.description.verbatim  # the parser's own words, quoted as stored
+    assert not unparsed.description.verbatim  # the reason is stored as data: translated
     assert answers_by_code(context)["CTX-08"].value == f"{LOG.name}, {notes.name}"

@@ -622,8 +622,10 @@ def engine(catalog):
     return catalog.compiled(RULESET)
 
 
-def answers_with(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    answers = dict(BASELINE)
+def answers_with(
+    overrides: Mapping[str, Any], baseline: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    answers = dict(BASELINE if baseline is None else baseline)
     for code, value in overrides.items():
         if value is None:
             answers.pop(code, None)

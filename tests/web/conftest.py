@@ -71,7 +71,7 @@ def make_scored(
         member=member_of(creator, vendor.organization),
         vendor=vendor,
         answers_from=fixture,
-        logs=(factories.LAUNCH_LOG,) if log else (),
+        evidence=factories.logs(factories.LAUNCH_LOG) if log else (),
         through_link=True,
         due_date=dt.date(2030, 9, 30),
     )

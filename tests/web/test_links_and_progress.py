@@ -180,7 +180,7 @@ def test_the_detail_page_shows_answers_evidence_runs_and_audit(client, personas,
     assert "1,048,576 tokens" in body  # CTX-01, grouped, with its unit
     assert "Shared multi-tenant endpoint" in body  # an option label, not its code
     assert "sglang-prefill-glm53-launch.log" in body
-    assert "SGLang log: KV pool 681,280 tokens, context 1,048,576 tokens (line 42)" in body
+    assert "SGLang log: pool 681,280 tokens, context 1,048,576 tokens, line 42" in body
     assert "assessment.submitted" in body  # the audit trail, for owners and reviewers
     assert "reports_template" in response.context
 

@@ -1,5 +1,6 @@
-"""`manage.py load_demo` — a demo workspace: an organization, its members, a vendor and the two
-incident fixtures (at launch, after remediation) as scored assessments. Idempotent."""
+"""`manage.py load_demo` — a demo workspace: an organization, its members, a vendor and the
+incident fixtures (at launch, after remediation, and at launch answering questionnaire v2 with
+the isolation probe's result) as scored assessments. Idempotent."""
 
 from __future__ import annotations
 
@@ -21,14 +22,22 @@ MEMBERS = [
     ("reviewer@demo.avia", "Raymond", "Reviewer", Role.REVIEWER),
     ("viewer@demo.avia", "Vera", "Viewer", Role.VIEWER),
 ]
+# Answer file (examples/) → evidence files (question code, path).
 FIXTURES = [
-    (factories.LAUNCH, factories.LAUNCH_LOG),
-    (factories.REMEDIATED, factories.REMEDIATED_LOG),
+    (factories.LAUNCH, factories.logs(factories.LAUNCH_LOG)),
+    (factories.REMEDIATED, factories.logs(factories.REMEDIATED_LOG)),
+    (
+        factories.LAUNCH_V2,
+        (
+            *factories.logs(factories.LAUNCH_LOG),
+            ("PRB-02", factories.EXAMPLES_DIR / factories.LAUNCH_PROBE),
+        ),
+    ),
 ]
 
 
 class Command(BaseCommand):
-    help = "Create the demo workspace (organization, members, vendor, two scored assessments)."
+    help = "Create the demo workspace (organization, members, vendor, three scored assessments)."
 
     def handle(self, *args: Any, **options: Any) -> None:
         organization, created = Organization.objects.get_or_create(
@@ -57,13 +66,13 @@ class Command(BaseCommand):
             website="https://example.com/ai",
             contact_email="security@example.com",
         )
-        for answers_from, log in FIXTURES:
+        for answers_from, evidence in FIXTURES:
             # Scored here, in-process, so the demo does not depend on a running worker.
             assessment = factories.incident_assessment(
                 member=assessor,
                 vendor=vendor,
                 answers_from=answers_from,
-                logs=(log,),
+                evidence=evidence,
                 channel=Channel.SYSTEM,
             )
             self.stdout.write(

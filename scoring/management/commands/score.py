@@ -12,7 +12,7 @@ from django.utils import translation
 
 from questionnaires.spec import CatalogError
 from questionnaires.validation import AnswerValidationError, format_errors, validate_answers
-from scoring.evidence import LogParseResult, parse_startup_log
+from scoring.evidence import EvidenceParseResult, parse_evidence
 from scoring.registry import builtin_catalog
 
 EXIT_INVALID_INPUT = 2
@@ -30,7 +30,10 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="CODE=PATH",
-            help="an evidence file for a file question, e.g. CTX-08=prefill.log (repeatable)",
+            help=(
+                "an evidence file for a file question, e.g. CTX-08=prefill.log, "
+                "PRF-10=config.json, PRB-02=probe.json (repeatable)"
+            ),
         )
         parser.add_argument("--as-of", help="the date scoring treats as today (YYYY-MM-DD)")
         parser.add_argument(
@@ -70,9 +73,10 @@ class Command(BaseCommand):
         ruleset_key = options.get("ruleset") or catalog.newest_ruleset_for(questionnaire_key).key
         if ruleset_key not in catalog.rulesets:
             errors.setdefault("ruleset", []).append(f"unknown ruleset {ruleset_key}")
-        elif catalog.ruleset(ruleset_key).questionnaire != questionnaire_key:
+        elif questionnaire_key not in catalog.ruleset(ruleset_key).applies_to:
+            applies_to = ", ".join(catalog.ruleset(ruleset_key).applies_to)
             errors.setdefault("ruleset", []).append(
-                f"{ruleset_key} is written for {catalog.ruleset(ruleset_key).questionnaire}"
+                f"{ruleset_key} scores answers of {applies_to}, not {questionnaire_key}"
             )
         try:
             clean = validate_answers(
@@ -82,11 +86,19 @@ class Command(BaseCommand):
             for code, messages in exc.as_text_dict().items():
                 errors.setdefault(code, []).extend(messages)
             clean = None
-        evidence = _read_evidence(options["evidence"], questionnaire, errors)
+        # Evidence questions are looked up in the ruleset's own questionnaire: a v1 answer file
+        # scored with ruleset v2 may still bring v2 evidence (a probe result, a config.json).
+        ruleset = catalog.rulesets.get(ruleset_key)
+        evidence_questions = (
+            catalog.questionnaire(ruleset.questionnaire) if ruleset else questionnaire
+        )
+        evidence = _read_evidence(options["evidence"], evidence_questions, errors)
         if errors or clean is None or as_of is None:
             return None
         engine = catalog.compiled(ruleset_key)
-        return engine.score(clean.values, as_of=as_of, evidence=evidence).to_dict("en")
+        result = engine.score(clean.values, as_of=as_of, evidence=evidence).to_dict("en")
+        result["questionnaire"] = questionnaire_key  # the answers' version, not the ruleset's
+        return result
 
 
 def _read_answer_file(path: Path, errors: dict[str, list[str]]) -> dict[str, Any] | None:
@@ -119,8 +131,8 @@ def _parse_as_of(value: str | None, errors: dict[str, list[str]]) -> dt.date | N
 
 def _read_evidence(
     pairs: list[str], questionnaire: Any, errors: dict[str, list[str]]
-) -> dict[str, list[LogParseResult]]:
-    evidence: dict[str, list[LogParseResult]] = {}
+) -> dict[str, list[EvidenceParseResult]]:
+    evidence: dict[str, list[EvidenceParseResult]] = {}
     for pair in pairs:
         code, separator, raw_path = pair.partition("=")
         question = questionnaire.questions.get(code)
@@ -134,5 +146,6 @@ def _read_evidence(
             errors.setdefault(code, []).append(f"evidence file {raw_path} does not exist")
         else:
             path = Path(raw_path)
-            evidence.setdefault(code, []).append(parse_startup_log(path, source_name=path.name))
+            result = parse_evidence(path, parser=question.parser, source_name=path.name)
+            evidence.setdefault(code, []).append(result)
     return evidence

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProbesConfig(AppConfig):
+    name = "probes"
+    verbose_name = "Isolation probe"

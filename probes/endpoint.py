@@ -1,0 +1,101 @@
+"""What the probe is pointed at, checked before anything is sent: the endpoint's address and
+the two test-tenant keys.
+
+Pure (no Django): the command line, the services and the Celery task all validate through here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a message for translation (Django's makemessages finds it by this name) without
+    importing Django: the services translate it, the command line prints it as it is."""
+    return message
+
+
+HTTPS_ONLY_MESSAGE = gettext_noop(
+    "Plain http:// is only allowed to a loopback host (127.0.0.1, ::1, localhost) unless the "
+    "operator setting PROBE_ALLOW_HTTP is on; use https://."
+)
+MALFORMED_MESSAGE = gettext_noop("The base URL is malformed: expected https://host[:port][/path].")
+
+
+class ProbeInputError(ValueError):
+    """Input the probe refuses before sending anything; `errors` maps a field to messages."""
+
+    def __init__(self, errors: Mapping[str, list[str]]) -> None:
+        self.errors = {field: list(messages) for field, messages in errors.items()}
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
+
+
+class ApiKey:
+    """A test tenant's API key. Its text leaves this object only through `reveal()`, for the
+    Authorization header: repr, str, logging and pickling never show it."""
+
+    __slots__ = ("_secret",)
+
+    def __init__(self, secret: str) -> None:
+        secret = secret.strip()
+        if not secret:
+            raise ValueError("empty API key")
+        self._secret = secret
+
+    def reveal(self) -> str:
+        return self._secret
+
+    def same_as(self, other: ApiKey) -> bool:
+        return hmac.compare_digest(self._secret.encode(), other._secret.encode())
+
+    def __repr__(self) -> str:
+        return "ApiKey(<hidden>)"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> None:
+        # A key must never travel in a task message or a cache: ids do, keys stay encrypted.
+        raise TypeError("an ApiKey cannot be pickled")
+
+
+def is_loopback_host(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def endpoint_validate(base_url: str, *, allow_http: bool) -> str:
+    """The base URL (`https://api.vendor.example`, without `/v1`), normalised; raises
+    ProbeInputError naming the field `base_url` and the reason."""
+    problem = _endpoint_problem(base_url, allow_http=allow_http)
+    if problem:
+        raise ProbeInputError({"base_url": [problem]})
+    return base_url.strip().rstrip("/")
+
+
+def _endpoint_problem(base_url: str, *, allow_http: bool) -> str | None:
+    text = (base_url or "").strip()
+    if not text:
+        return gettext_noop("The endpoint's base URL is required.")
+    if any(ch.isspace() or ord(ch) < 32 for ch in text) or len(text) > 2000:
+        return MALFORMED_MESSAGE
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number 0-65535
+    except ValueError:
+        return MALFORMED_MESSAGE
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return MALFORMED_MESSAGE
+    if parts.username is not None or parts.password is not None:
+        return gettext_noop("The base URL must not contain a user name or password.")
+    if parts.query or parts.fragment:
+        return gettext_noop("The base URL must not have a query or fragment.")
+    if parts.scheme == "http" and not allow_http and not is_loopback_host(parts.hostname):
+        return HTTPS_ONLY_MESSAGE
+    return None

@@ -1,0 +1,449 @@
+"""Writes of the probe: saving the vendor's set-up and authorisation, requesting a run,
+executing it (what the Celery task calls), failing it, and destroying the keys.
+
+Nothing is sent to an endpoint without a saved set-up whose signed authorisation covers the
+moment (the window) and the spend (the ceiling). Keys are encrypted at rest, never written
+to the audit trail, a log or a result, and destroyed when a run finishes or fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import User
+from accounts.roles import Capability
+from assessments.audit import audit_record
+from assessments.models import Assessment, Channel, VendorLink
+from assessments.services import ConflictError, ServiceError
+
+from .endpoint import ApiKey, ProbeInputError, endpoint_validate
+from .keystore import KeyUnreadable, key_decrypt, key_encrypt
+from .models import ProbeRun, ProbeRunStatus, ProbeSetup
+from .result import CHECKS, result_outcomes
+from .runner import (
+    SAME_KEYS_MESSAGE,
+    ProbeConfig,
+    ProbeProgress,
+    ProbeUnreachable,
+    options_problems,
+    probe_config_build,
+    probe_run,
+    target_problems,
+)
+
+logger = logging.getLogger(__name__)
+
+# Who may start a probe: whoever prepares assessments (assessors; owners hold every capability).
+PROBE_RUN_CAPABILITIES = (Capability.EDIT_ASSESSMENT,)
+MAX_KEY_LENGTH = 1000
+MAX_CEILING_TOKENS = 10_000_000_000
+# A page polls the progress; more than one write a second would only load the database.
+PROGRESS_WRITE_INTERVAL_S = 1.0
+_PENDING = (ProbeRunStatus.QUEUED, ProbeRunStatus.RUNNING)
+
+
+def _translated(errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The pure probe's messages (marked with gettext_noop) in the request's language."""
+    return {field: [_(message) for message in messages] for field, messages in errors.items()}
+
+
+# -- the set-up and its authorisation ------------------------------------------------------
+
+
+@transaction.atomic
+def probe_setup_save(
+    *,
+    assessment: Assessment,
+    base_url: str,
+    model_name: str,
+    declared_context: int,
+    key_a: str,
+    key_b: str,
+    signer_name: str,
+    spend_ceiling_tokens: int,
+    window_starts_at: dt.datetime,
+    window_ends_at: dt.datetime,
+    channel: str,
+    actor: User | None = None,
+    vendor_link: VendorLink | None = None,
+) -> ProbeSetup:
+    """Save (or replace) the probe set-up of `assessment`: the endpoint, the two test-tenant
+    keys (encrypted) and the signed authorisation. Entered by the vendor through its link, or
+    by a member on the vendor's behalf. Every problem is reported at once, by field."""
+    if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
+        raise ServiceError({"vendor_link": [_("This link belongs to another assessment.")]})
+    if ProbeRun.objects.filter(assessment=assessment, status__in=_PENDING).exists():
+        raise ConflictError(
+            {"probe": [_("A probe of this assessment is running; wait until it ends.")]}
+        )
+    errors: dict[str, list[str]] = {}
+    try:
+        base_url = endpoint_validate(base_url, allow_http=settings.PROBE_ALLOW_HTTP)
+    except ProbeInputError as exc:
+        errors.update(_translated(exc.errors))
+    target = target_problems(model=model_name, declared_context=declared_context)
+    if "model" in target:
+        errors["model_name"] = target.pop("model")
+    errors.update(_translated(target))
+    keys: dict[str, ApiKey] = {}
+    for field, value in (("key_a", key_a), ("key_b", key_b)):
+        text = (value or "").strip()
+        if not text:
+            errors[field] = [_("Enter the API key of this test tenant.")]
+        elif len(text) > MAX_KEY_LENGTH or any(ch.isspace() for ch in text):
+            # The message never repeats the key.
+            errors[field] = [_("This does not look like an API key (spaces, or too long).")]
+        else:
+            keys[field] = ApiKey(text)
+    if len(keys) == 2 and keys["key_a"].same_as(keys["key_b"]):
+        errors["key_b"] = [_(SAME_KEYS_MESSAGE)]
+    if not (signer_name or "").strip():
+        errors["signer_name"] = [_("Name the person who signs the authorisation.")]
+    elif len(signer_name) > 200:
+        errors["signer_name"] = [_("The name is longer than 200 characters.")]
+    if not isinstance(spend_ceiling_tokens, int) or not (
+        0 < spend_ceiling_tokens <= MAX_CEILING_TOKENS
+    ):
+        errors["spend_ceiling_tokens"] = [
+            _("The spend ceiling must be a whole number of tokens between 1 and 10,000,000,000.")
+        ]
+    if window_starts_at is None or window_ends_at is None:
+        errors["window_ends_at"] = [_("Give the start and the end of the authorised window.")]
+    elif window_ends_at <= window_starts_at:
+        errors["window_ends_at"] = [_("The window must end after it starts.")]
+    elif window_ends_at <= timezone.now():
+        errors["window_ends_at"] = [_("The authorised window has already ended.")]
+    if errors:
+        raise ServiceError(errors)
+
+    now = timezone.now()
+    setup, created = ProbeSetup.objects.update_or_create(
+        assessment=assessment,
+        defaults={
+            "organization_id": assessment.organization_id,
+            "base_url": base_url,
+            "model_name": model_name.strip(),
+            "declared_context": declared_context,
+            "signer_name": signer_name.strip(),
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at,
+            "window_ends_at": window_ends_at,
+            "entered_by": actor,
+            "entered_by_link": vendor_link,
+            "entered_via": channel,
+            "entered_at": now,
+            "key_a_ciphertext": key_encrypt(keys["key_a"]),
+            "key_b_ciphertext": key_encrypt(keys["key_b"]),
+            "keys_destroyed_at": None,
+        },
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="probe.setup_saved",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        # What was authorised, never the keys.
+        detail={
+            "base_url": base_url,
+            "model": setup.model_name,
+            "declared_context": declared_context,
+            "signer_name": setup.signer_name,
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at.isoformat(),
+            "window_ends_at": window_ends_at.isoformat(),
+            "replaced": not created,
+        },
+    )
+    return setup
+
+
+def tokens_spent_under(setup: ProbeSetup) -> int:
+    """Prompt tokens the runs under this authorisation have spent (counted against its
+    ceiling). Saving the set-up again is a new authorisation."""
+    spent = ProbeRun.objects.filter(setup=setup, created_at__gte=setup.entered_at).aggregate(
+        total=Sum("tokens_spent")
+    )["total"]
+    return spent or 0
+
+
+# -- requesting a run ----------------------------------------------------------------------
+
+
+@transaction.atomic
+def probe_run_request(
+    *,
+    assessment: Assessment,
+    actor: User,
+    channel: str,
+    checks: Sequence[str] | None = None,
+    samples: int | None = None,
+    prefix_tokens: int | None = None,
+) -> ProbeRun:
+    """Queue a probe of the endpoint the vendor set up, inside its authorised window, with a
+    budget no larger than what is left of its spend ceiling (and PROBE_BUDGET_TOKENS)."""
+    checks = list(checks) if checks is not None else list(CHECKS)
+    samples = samples if samples is not None else settings.PROBE_SAMPLES
+    prefix_tokens = prefix_tokens if prefix_tokens is not None else settings.PROBE_PREFIX_TOKENS
+    problems = options_problems(
+        checks=checks, samples=samples, prefix_tokens=prefix_tokens, budget_tokens=1
+    )
+    if problems:
+        raise ServiceError(_translated(problems))
+    setup = ProbeSetup.objects.select_for_update().filter(assessment=assessment).first()
+    if setup is None:
+        raise ConflictError(
+            {"probe": [_("The vendor has not set up and authorised a probe of this assessment.")]}
+        )
+    if not setup.keys_present:
+        raise ConflictError(
+            {
+                "probe": [
+                    _(
+                        "The test keys were destroyed when the last probe ended; the vendor "
+                        "must enter them again."
+                    )
+                ]
+            }
+        )
+    now = timezone.now()
+    if now < setup.window_starts_at:
+        raise ConflictError({"probe": [_("The authorised window has not started yet.")]})
+    if now >= setup.window_ends_at:
+        raise ConflictError({"probe": [_("The authorised window has ended.")]})
+    if ProbeRun.objects.filter(assessment=assessment, status__in=_PENDING).exists():
+        raise ConflictError({"probe": [_("A probe of this assessment is already running.")]})
+    remaining = setup.spend_ceiling_tokens - tokens_spent_under(setup)
+    if remaining <= 0:
+        raise ConflictError({"probe": [_("The authorised spend ceiling is used up.")]})
+    run = ProbeRun.objects.create(
+        organization_id=assessment.organization_id,
+        assessment=assessment,
+        setup=setup,
+        checks=[name for name in CHECKS if name in checks],
+        samples=samples,
+        prefix_tokens=prefix_tokens,
+        budget_tokens=min(settings.PROBE_BUDGET_TOKENS, remaining),
+        requested_by=actor,
+        progress={"percent": 0, "check": None, "requests_sent": 0, "tokens_spent": 0},
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="probe.requested",
+        actor=actor,
+        channel=channel,
+        detail={
+            "probe_run": run.pk,
+            "checks": run.checks,
+            "budget_tokens": run.budget_tokens,
+            "base_url": setup.base_url,
+        },
+    )
+    from .tasks import probe_run_task
+
+    probe_run_task.delay_on_commit(run.pk)
+    return run
+
+
+# -- executing (the task) ------------------------------------------------------------------
+
+
+class _ProgressRecorder:
+    """Writes the probe's progress on the run for a page to poll: at once before the first
+    request (from then on the run is never retried), then at most once a second."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.first_written = False
+        self.last_write = 0.0
+        self.last_check: str | None = None
+
+    def __call__(self, progress: ProbeProgress) -> None:
+        now = time.monotonic()
+        if (
+            self.first_written
+            and progress.check == self.last_check
+            and now - self.last_write < PROGRESS_WRITE_INTERVAL_S
+        ):
+            return
+        update = {
+            "progress": {
+                "percent": progress.percent,
+                "check": progress.check,
+                "requests_sent": progress.requests_sent,
+                "requests_planned": progress.requests_planned,
+                "tokens_spent": progress.tokens_spent,
+                "checks_done": list(progress.checks_done),
+            },
+            "requests_sent": progress.requests_sent,
+            "tokens_spent": progress.tokens_spent,
+        }
+        if not self.first_written:
+            update["first_request_at"] = timezone.now()
+        ProbeRun.objects.filter(pk=self.run_id, status=ProbeRunStatus.RUNNING).update(**update)
+        self.first_written, self.last_write, self.last_check = True, now, progress.check
+
+
+def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
+    """Run a queued probe and store its result. Returns None when the run no longer exists.
+
+    Idempotent: a finished run is returned unchanged. A run found `running` (the worker died
+    and the message came back) starts again only if no request was sent yet; otherwise it
+    fails, since repeating it would spend the vendor's tokens twice. The probe takes minutes,
+    so it runs outside any transaction.
+    """
+    with transaction.atomic():
+        run = ProbeRun.objects.select_for_update().filter(pk=probe_run_id).first()
+        if run is None or run.status in (ProbeRunStatus.DONE, ProbeRunStatus.FAILED):
+            return run
+        if run.status == ProbeRunStatus.RUNNING and run.first_request_at is not None:
+            interrupted = True
+        else:
+            interrupted = False
+            setup = ProbeSetup.objects.select_for_update().get(pk=run.setup_id)
+            config_or_error = _config_for(run, setup)
+            run.status = ProbeRunStatus.RUNNING
+            run.started_at = timezone.now()
+            run.attempts += 1
+            run.save(update_fields=["status", "started_at", "attempts"])
+    if interrupted:
+        probe_run_fail(
+            probe_run_id=probe_run_id,
+            error="the probe was interrupted after it had sent requests; it is not repeated",
+        )
+        return ProbeRun.objects.get(pk=probe_run_id)
+    if isinstance(config_or_error, str):
+        probe_run_fail(probe_run_id=probe_run_id, error=config_or_error)
+        return ProbeRun.objects.get(pk=probe_run_id)
+
+    try:
+        result = probe_run(config_or_error, on_progress=_ProgressRecorder(probe_run_id))
+    except ProbeUnreachable as exc:
+        probe_run_fail(probe_run_id=probe_run_id, error=str(exc))
+        return ProbeRun.objects.get(pk=probe_run_id)
+
+    with transaction.atomic():
+        run = ProbeRun.objects.select_for_update().get(pk=probe_run_id)
+        if run.status != ProbeRunStatus.RUNNING:
+            return run  # failed meanwhile (time limit): keep what was recorded
+        document = result.to_dict()
+        run.status = ProbeRunStatus.DONE
+        run.result = document
+        run.tokens_spent = result.tokens_spent
+        run.requests_sent = result.requests_sent
+        run.finished_at = timezone.now()
+        run.progress = {
+            **run.progress,
+            "percent": 100,
+            "check": "done",
+            "requests_sent": result.requests_sent,
+            "tokens_spent": result.tokens_spent,
+            "checks_done": list(result.checks),
+        }
+        run.save(
+            update_fields=[
+                "status",
+                "result",
+                "tokens_spent",
+                "requests_sent",
+                "finished_at",
+                "progress",
+            ]
+        )
+        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
+        audit_record(
+            organization=run.assessment.organization,
+            assessment=run.assessment,
+            action="probe.finished",
+            channel=Channel.SYSTEM,
+            detail={
+                "probe_run": run.pk,
+                "results": result_outcomes(document),
+                "tokens_spent": result.tokens_spent,
+                "requests_sent": result.requests_sent,
+            },
+        )
+    return run
+
+
+def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:
+    """The probe's configuration with the decrypted keys, or why it cannot run."""
+    if not setup.keys_present:
+        return "the test keys are no longer stored"
+    try:
+        key_a, key_b = key_decrypt(setup.key_a_ciphertext), key_decrypt(setup.key_b_ciphertext)
+    except KeyUnreadable as exc:
+        return str(exc)
+    try:
+        return probe_config_build(
+            base_url=setup.base_url,
+            model=setup.model_name,
+            declared_context=setup.declared_context,
+            key_a=key_a,
+            key_b=key_b,
+            allow_http=settings.PROBE_ALLOW_HTTP,
+            checks=run.checks,
+            samples=run.samples,
+            prefix_tokens=run.prefix_tokens,
+            budget_tokens=run.budget_tokens,
+            rate_per_key=settings.PROBE_RATE_PER_KEY,
+            timeout_s=settings.PROBE_TIMEOUT_S,
+        )
+    except ProbeInputError as exc:
+        return str(exc)
+
+
+def probe_run_fail(*, probe_run_id: int, error: str) -> None:
+    """Record a probe that cannot finish, with the reason, and destroy the keys. A finished
+    run stays finished."""
+    with transaction.atomic():
+        run = ProbeRun.objects.select_for_update().filter(pk=probe_run_id).first()
+        if run is None or run.status == ProbeRunStatus.DONE:
+            return
+        run.status, run.error = ProbeRunStatus.FAILED, error[:2000]
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
+        audit_record(
+            organization=run.assessment.organization,
+            assessment=run.assessment,
+            action="probe.failed",
+            channel=Channel.SYSTEM,
+            detail={"probe_run": run.pk, "error": error[:500], "tokens_spent": run.tokens_spent},
+        )
+    logger.warning("probe run %s failed: %s", probe_run_id, error)
+
+
+@transaction.atomic
+def probe_keys_destroy(*, setup: ProbeSetup) -> None:
+    """Overwrite the stored ciphertexts with random text of the same length, then null them,
+    so that the row's old bytes are replaced before they are freed."""
+    if not setup.keys_present:
+        return
+    fields = ["key_a_ciphertext", "key_b_ciphertext"]
+    for name in fields:
+        length = len(getattr(setup, name))
+        setattr(setup, name, secrets.token_urlsafe(length)[:length])
+    setup.save(update_fields=fields)
+    for name in fields:
+        setattr(setup, name, None)
+    setup.keys_destroyed_at = timezone.now()
+    setup.save(update_fields=[*fields, "keys_destroyed_at"])
+    audit_record(
+        organization=setup.organization,
+        assessment=setup.assessment,
+        action="probe.keys_destroyed",
+        channel=Channel.SYSTEM,
+    )

@@ -1,0 +1,50 @@
+"""Celery task of the probe. It takes the run's id and calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+
+from core.tasks import TRANSIENT_ERRORS
+
+MAX_RETRIES = 3
+# The probe stops itself at PROBE_TIMEOUT_S; the task's limits only catch a probe stuck
+# beyond that (a minute to record the result, then the hard limit).
+SOFT_TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 60
+TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=MAX_RETRIES,
+    time_limit=TIME_LIMIT_S,
+    soft_time_limit=SOFT_TIME_LIMIT_S,
+)
+def probe_run_task(self, probe_run_id: int) -> dict | None:  # noqa: ANN001
+    from .models import ProbeRun
+    from .services import probe_run_execute, probe_run_fail
+
+    try:
+        run = probe_run_execute(probe_run_id=probe_run_id)
+    except TRANSIENT_ERRORS as exc:
+        # Retried only while nothing has been sent: a repeat must not spend the vendor's
+        # tokens twice.
+        nothing_sent = ProbeRun.objects.filter(
+            pk=probe_run_id, first_request_at__isnull=True
+        ).exists()
+        if nothing_sent and self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+        probe_run_fail(probe_run_id=probe_run_id, error=f"{type(exc).__name__}: {exc}")
+        return None
+    except SoftTimeLimitExceeded:
+        probe_run_fail(probe_run_id=probe_run_id, error="the probe took longer than its time limit")
+        return None
+    except Exception as exc:  # anything else would fail the same way again: record it
+        probe_run_fail(probe_run_id=probe_run_id, error=f"{type(exc).__name__}: {exc}")
+        return None
+    if run is None:
+        return None
+    return {"probe_run": run.pk, "status": run.status}

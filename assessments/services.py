@@ -579,9 +579,10 @@ def vendor_link_issue(
     _transition(assessment, "invite")
     assessment.save(update_fields=["status", "updated_at"])
     now = timezone.now()
-    assessment.vendor_links.filter(
+    replaced = assessment.vendor_links.filter(
         contact_email__iexact=contact_email, revoked_at__isnull=True
-    ).update(revoked_at=now)
+    )
+    replaced_ids = list(replaced.values_list("pk", flat=True))
     token = secrets.token_urlsafe(32)  # 256 bits
     link = VendorLink.objects.create(
         assessment=assessment,
@@ -592,6 +593,7 @@ def vendor_link_issue(
         created_by=actor,
         expires_at=now + dt.timedelta(days=days or settings.VENDOR_LINK_DAYS),
     )
+    VendorLink.objects.filter(pk__in=replaced_ids).update(revoked_at=now, replaced_by=link)
     audit_record(
         organization=assessment.organization,
         assessment=assessment,
@@ -600,9 +602,14 @@ def vendor_link_issue(
         channel=channel,
         detail={"contact": contact_email, "expires_at": link.expires_at.isoformat()},
     )
-    url = f"{settings.SITE_URL.rstrip('/')}/v/{token}/"
+    url = vendor_link_url(token)
     transaction.on_commit(lambda: _send_invitation(link, url))
     return link, token
+
+
+def vendor_link_url(token: str) -> str:
+    """The address a vendor opens: on SITE_URL (make run derives it from its HOST and PORT)."""
+    return f"{settings.SITE_URL.rstrip('/')}/v/{token}/"
 
 
 def _send_invitation(link: VendorLink, url: str) -> None:

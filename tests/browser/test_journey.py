@@ -235,6 +235,8 @@ def test_the_whole_journey(
     journey.shot(assessor, "assessment-progress")
 
     vendor.goto(f"{live_server.url}{link_path}review/")
+    assert vendor.locator("#answers-CTX").count() == 1  # every answer, before the submit
+    vendor.check("#confirm")
     vendor.click("main form[action$='/review/'] button[type=submit]")
     assert vendor.url.endswith("/thanks/")
     journey.shot(vendor, "vendor-submitted")

@@ -321,11 +321,12 @@ def test_a_file_too_large_to_be_a_report_is_refused(personas, monkeypatch):
         report_verify(organization=personas.acme, uploaded_file=upload(b"x" * 11))
 
 
-def test_an_empty_file_is_simply_not_found(personas):
-    result = report_verify(organization=personas.acme, uploaded_file=upload(b""))
+@pytest.mark.parametrize("content", [b"", b"Name,Score\nAcme,100\n", b"\x89PNG\r\n\x1a\n"])
+def test_a_file_that_is_not_a_pdf_is_refused_with_a_clear_message(personas, content):
+    with pytest.raises(ServiceError) as refused:
+        report_verify(organization=personas.acme, uploaded_file=upload(content))
 
-    assert not result.matched
-    assert result.sha256 == hashlib.sha256(b"").hexdigest()
+    assert "not a PDF" in str(refused.value.errors["file"][0])
 
 
 def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(

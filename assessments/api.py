@@ -54,6 +54,10 @@ class VendorList(OrganizationAPIView):
     """The vendors of the caller's organization."""
 
     required_capability = {"GET": Capability.VIEW, "POST": Capability.EDIT_ASSESSMENT}
+    cursor_ordering = ("name",)  # unique within the organization
+
+    def count_version(self, request: Request) -> object:
+        return selectors.vendors_changed_at(organization=self.kwargs["org"].organization)
 
     @extend_schema(
         tags=["vendors"],
@@ -148,6 +152,10 @@ class AssessmentList(OrganizationAPIView):
     filterset_class = AssessmentFilter
     # Never evaluated: names the model so the OpenAPI schema can type the filters.
     queryset = Assessment.objects.none()
+    cursor_ordering = ("-created_at", "-id")
+
+    def count_version(self, request: Request) -> object:
+        return selectors.assessments_changed_at(organization=self.kwargs["org"].organization)
 
     @extend_schema(
         tags=["assessments"],
@@ -357,6 +365,7 @@ class AssessmentAudit(OrganizationAPIView):
 
     # Owners and reviewers read the audit trail; the review capability is exactly theirs.
     required_capability = {"GET": Capability.REVIEW}
+    cursor_ordering = ("-created_at", "-id")
 
     @extend_schema(
         tags=["assessments"],

@@ -33,6 +33,8 @@ class Vendor(models.Model):
             )
         ]
         ordering = ["name"]
+        # (organization, name) is the unique constraint's index: the list and its cursor.
+        indexes = [models.Index(fields=["organization", "created_at"], name="vendor_org_created")]
 
     def __str__(self) -> str:
         return self.name
@@ -83,7 +85,14 @@ class Assessment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "status"])]
+        indexes = [
+            models.Index(fields=["organization", "status"]),
+            # The API's list and its cursor (newest first), the count's version.
+            models.Index(
+                fields=["organization", "-created_at", "-id"], name="assessment_org_newest"
+            ),
+            models.Index(fields=["organization", "updated_at"], name="assessment_org_changed"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.vendor} — {self.questionnaire.key}"

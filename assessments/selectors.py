@@ -6,7 +6,9 @@ An object of another organization is simply not found (`Http404` via `get_object
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import datetime as dt
+
+from django.db.models import Max, QuerySet
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
@@ -26,6 +28,12 @@ def vendors_for(*, organization: Organization) -> QuerySet[Vendor]:
     return Vendor.objects.filter(organization=organization)
 
 
+def vendors_changed_at(*, organization: Organization) -> dt.datetime | None:
+    """When the organization last added a vendor (vendors are never deleted): what a cached
+    count of its vendors is keyed on. One index lookup."""
+    return vendors_for(organization=organization).aggregate(newest=Max("created_at"))["newest"]
+
+
 def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
     return get_object_or_404(vendors_for(organization=organization), pk=vendor_id)
 
@@ -34,6 +42,14 @@ def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
     return Assessment.objects.filter(organization=organization).select_related(
         "vendor", "questionnaire", "latest_run__ruleset"
     )
+
+
+def assessments_changed_at(*, organization: Organization) -> dt.datetime | None:
+    """When any assessment of the organization last changed (created, status, tier, due date
+    all touch `updated_at`): what cached counts of its assessments are keyed on. One index
+    lookup."""
+    newest = Assessment.objects.filter(organization=organization).aggregate(Max("updated_at"))
+    return newest["updated_at__max"]
 
 
 def assessment_get(*, organization: Organization, assessment_id: object) -> Assessment:

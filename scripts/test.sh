@@ -58,7 +58,7 @@ if [[ $postgres == 1 ]]; then
   check_migrations "${postgres_url%/*}/avia_migrate_check"
   echo "--- the same integration, API, permission and query plan tests on PostgreSQL ---"
   DATABASE_URL=$postgres_url python -m pytest tests/integration tests/api \
-    tests/test_permission_matrix.py tests/postgres
+    tests/test_permission_matrix.py tests/scale
 else
   echo "!!! PostgreSQL tests SKIPPED: only SQLite was tested" >&2
 fi

@@ -35,11 +35,28 @@ def test_the_list_is_paginated(personas, client_as):
     client = client_as(personas.vic)
 
     first = client.get(LIST).json()
-    second = client.get(LIST, {"page": 2}).json()
+    second = client.get(first["next"]).json()
 
     assert (first["count"], len(first["results"]), first["previous"]) == (51, 50, None)
-    assert first["next"].endswith("?page=2")
+    assert "cursor=" in first["next"]
+    assert (second["count"], second["next"]) == (51, None)
     assert [v["name"] for v in second["results"]] == ["Vendor 50"]
+    assert client.get(second["previous"]).json()["results"] == first["results"]
+
+
+def test_page_numbers_still_work(personas, client_as):
+    for number in range(51):
+        vendor_create(
+            organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
+            name=f"Vendor {number:02}",
+        )  # fmt: skip
+    client = client_as(personas.vic)
+
+    first = client.get(LIST, {"page": 1}).json()
+    second = client.get(LIST, {"page": 2}).json()
+
+    assert first["next"].endswith("?page=2")
+    assert (second["count"], [v["name"] for v in second["results"]]) == (51, ["Vendor 50"])
     assert client.get(LIST, {"page": 3}).status_code == 404
 
 

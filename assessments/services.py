@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -216,15 +216,19 @@ def assessment_update(
 
 def answer_values(assessment: Assessment) -> dict[str, Any]:
     """Current answers as validated Python values (dates as `date`)."""
-    spec = assessment.questionnaire.spec
+    return answer_values_of(
+        assessment.questionnaire.spec, assessment.answers.values_list("question_code", "value")
+    )
+
+
+def answer_values_of(spec: QuestionnaireSpec, stored: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Stored (code, value) pairs as validated Python values (dates as `date`)."""
     values: dict[str, Any] = {}
-    for answer in assessment.answers.all():
-        question = spec.questions.get(answer.question_code)
-        if question is None or answer.value is None:
+    for code, value in stored:
+        question = spec.questions.get(code)
+        if question is None or value is None:
             continue
-        values[answer.question_code] = (
-            dt.date.fromisoformat(answer.value) if question.type == "date" else answer.value
-        )
+        values[code] = dt.date.fromisoformat(value) if question.type == "date" else value
     return values
 
 

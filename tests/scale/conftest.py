@@ -20,9 +20,9 @@ from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 
 
 @pytest.fixture
-def template(catalog, personas, inline_scoring):
+def scored_template(catalog, personas, inline_scoring):
     """The launch-day incident assessment: answered, the startup log uploaded, a vendor link,
-    submitted, scored and reviewed — every kind of row an assessment has."""
+    submitted and scored."""
     vendor = vendor_create(
         organization=personas.acme, actor=personas.alice, channel=Channel.WEB, name="Inferno AI"
     )
@@ -56,6 +56,15 @@ def template(catalog, personas, inline_scoring):
     )  # fmt: skip
     with inline_scoring():
         assessment_submit(assessment=assessment, actor=personas.ava, channel=Channel.WEB)
+    assessment.refresh_from_db()
+    assert assessment.status == "scored"
+    return assessment
+
+
+@pytest.fixture
+def template(scored_template, personas):
+    """The scored incident assessment, reviewed too: every kind of row an assessment has."""
+    assessment = scored_template
     review_record(
         assessment=assessment,
         reviewer=personas.rex,

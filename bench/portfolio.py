@@ -12,8 +12,8 @@ computed here, so a copy holds exactly what the services wrote for the template.
 
 Rows are written as the database values Django would send for the template's rows (each
 field's `get_db_prep_save`) with the copy's own ids, references, times and unique names
-substituted: by COPY on PostgreSQL and executemany on SQLite, about 20x faster than
-`bulk_create` with model instances. Foreign keys are deferred to the commit on both databases,
+substituted, and written by `assessments.bulk` (COPY on PostgreSQL, executemany on SQLite),
+several times faster than `bulk_create` with model instances. Foreign keys are deferred to the commit on both databases,
 so rows may point at rows written later in the same transaction. Evidence files are hard links
 to the template's stored file (the storage name is unique per row), so a copy's evidence
 downloads like the template's.
@@ -31,6 +31,7 @@ from django.core.management.color import no_style
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Max
 
+from assessments.bulk import db_values, insert_rows
 from assessments.models import (
     Answer,
     AnswerRevision,
@@ -60,10 +61,7 @@ class _Table:
         self.rows: list[list[Any]] = []
 
     def values(self, row: models.Model) -> list[Any]:
-        database = connections[DEFAULT_DB_ALIAS]
-        return [
-            field.get_db_prep_save(getattr(row, field.attname), database) for field in self.fields
-        ]
+        return db_values(row, self.fields)
 
     def add(self, base: list[Any], changes: dict[str, Any]) -> None:
         values = base.copy()
@@ -77,22 +75,8 @@ class _Table:
         self.rows.append(values)
 
     def write(self) -> None:
-        if not self.rows:
-            return
-        quote = connection.ops.quote_name
-        table = quote(self.model._meta.db_table)
-        columns = ", ".join(quote(field.column) for field in self.fields)
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                    for row in self.rows:
-                        copy.write_row(row)
-            else:
-                marks = ", ".join(["%s"] * len(self.fields))
-                cursor.executemany(
-                    f"INSERT INTO {table} ({columns}) VALUES ({marks})",  # noqa: S608
-                    self.rows,
-                )
+        if self.rows:
+            insert_rows(self.model, self.fields, self.rows)
         self.rows = []
 
 

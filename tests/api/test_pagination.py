@@ -7,6 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from assessments.models import Channel
 from assessments.services import assessment_create, assessment_update, vendor_create
+from tests.api.test_vendors import add_vendors
 
 LIST = "/api/v1/assessments/"
 VENDORS = "/api/v1/vendors/"
@@ -87,19 +88,11 @@ def test_the_number_of_queries_does_not_grow_with_the_list(
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "PAGE_SIZE": 5}
     client = client_as(personas.vic)
     create_assessments(personas, vendor, 3)
-    for number in range(3):
-        vendor_create(
-            organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
-            name=f"Small {number}",
-        )  # fmt: skip
+    add_vendors(personas, 3, prefix="Small")
     _ids, small = walk(client, url)
 
     create_assessments(personas, vendor, 30)
-    for number in range(30):
-        vendor_create(
-            organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
-            name=f"Large {number:02}",
-        )  # fmt: skip
+    add_vendors(personas, 30, prefix="Large")
     _ids, large = walk(client, url)
 
     assert len(small) == 1 and len(large) == 7

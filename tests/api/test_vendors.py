@@ -26,12 +26,16 @@ def test_the_list_shows_only_the_organizations_vendors(personas, vendor, client_
     }  # fmt: skip
 
 
-def test_the_list_is_paginated(personas, client_as):
-    for number in range(51):
+def add_vendors(personas, number, prefix="Vendor"):
+    for count in range(number):
         vendor_create(
             organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
-            name=f"Vendor {number:02}",
+            name=f"{prefix} {count:02}",
         )  # fmt: skip
+
+
+def test_the_list_is_paginated(personas, client_as):
+    add_vendors(personas, 51)
     client = client_as(personas.vic)
 
     first = client.get(LIST).json()
@@ -45,11 +49,7 @@ def test_the_list_is_paginated(personas, client_as):
 
 
 def test_page_numbers_still_work(personas, client_as):
-    for number in range(51):
-        vendor_create(
-            organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
-            name=f"Vendor {number:02}",
-        )  # fmt: skip
+    add_vendors(personas, 51)
     client = client_as(personas.vic)
 
     first = client.get(LIST, {"page": 1}).json()

@@ -39,8 +39,12 @@ def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
 
 
 def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
-    return Assessment.objects.filter(organization=organization).select_related(
-        "vendor", "questionnaire", "latest_run__ruleset"
+    # The catalogue's contents (large JSON documents) stay in the database: `spec` is parsed
+    # once per process and version, so a page of 50 rows no longer decodes them 100 times.
+    return (
+        Assessment.objects.filter(organization=organization)
+        .select_related("vendor", "questionnaire", "latest_run__ruleset")
+        .defer("questionnaire__content", "latest_run__ruleset__content")
     )
 
 

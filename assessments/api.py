@@ -11,7 +11,7 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import prefetch_related_objects
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -396,8 +396,13 @@ def _detail_response(
     org: OrgContext, assessment_id: int, *, status_code: int = status.HTTP_200_OK
 ) -> Response:
     assessment = _assessment(org, assessment_id)
+    # The runs' list shows each one's ruleset key and figures: not the rulesets' contents nor
+    # the runs' snapshots (large JSON documents, decoded for nothing).
+    runs = ScoringRun.objects.select_related("ruleset").defer(
+        "ruleset__content", "answers_snapshot", "evidence_snapshot", "sections"
+    )
     prefetch_related_objects(
-        [assessment], "answers", "evidence", "runs__ruleset", "latest_run__findings"
+        [assessment], "answers", "evidence", Prefetch("runs", queryset=runs), "latest_run__findings"
     )
     context = {"rule_titles": _rule_titles(assessment.latest_run)}
     return Response(

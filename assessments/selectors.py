@@ -39,12 +39,18 @@ def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
 
 
 def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
-    # The catalogue's contents (large JSON documents) stay in the database: `spec` is parsed
-    # once per process and version, so a page of 50 rows no longer decodes them 100 times.
+    # Large JSON documents stay in the database: the catalogue's contents (`spec` is parsed
+    # once per process and version), so a page of 50 rows no longer decodes them 100 times.
     return (
         Assessment.objects.filter(organization=organization)
         .select_related("vendor", "questionnaire", "latest_run__ruleset")
-        .defer("questionnaire__content", "latest_run__ruleset__content")
+        .defer(
+            "questionnaire__content",
+            "latest_run__ruleset__content",
+            # What the latest run scored: read by the pages of one run, never by a list.
+            "latest_run__answers_snapshot",
+            "latest_run__evidence_snapshot",
+        )
     )
 
 

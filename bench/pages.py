@@ -83,8 +83,14 @@ class Site:
 
 
 def timed(action: Callable[[], object], requests: int) -> list[float]:
-    for _ in range(3):
-        action()  # warm: compiled templates, cached counts, the database's own caches
+    """Seconds per call, after warming up (compiled templates, cached counts, the database's
+    own caches). A call slower than 2 s is timed 3 times only: its figure is plain enough."""
+    started = time.perf_counter()
+    action()
+    if time.perf_counter() - started < 2:
+        action(), action()
+    else:
+        requests = 3
     samples = []
     for _ in range(requests):
         started = time.perf_counter()
@@ -146,21 +152,21 @@ def calls(organization: object) -> list[tuple[str, str, tuple[str, list]]]:
     compare = "&".join(f"assessments={pk}" for pk in some)
     return [
         ("dashboard", "/", raw(newest_page, [org])),
-        ("dashboard, deep page", "/?page=1000", raw(deep_page, [org, deep.created_at])),
+        ("dashboard, deep page", "/?page=1000", raw(deep_page, [deep.created_at, org])),
         ("dashboard, filtered", "/?status=approved", raw(newest_page, [org])),
         ("vendor list", "/vendors/", raw(vendor_page, [org])),
-        ("vendor list, deep page", "/vendors/?page=200", raw(deep_vendor_page, [org, deep_vendor.name])),
+        ("vendor list, deep page", "/vendors/?page=200", raw(deep_vendor_page, [deep_vendor.name, org])),
         ("assessment page", f"/assessments/{one.pk}/", raw(one_assessment, [one.pk])),
         ("findings page", f"/assessments/{one.pk}/findings/", raw(one_assessment, [one.pk])),
         ("compare 5 assessments", f"/assessments/compare/?{compare}", raw(five, some)),
         ("API assessments", "/api/v1/assessments/", raw(newest_page, [org])),
         ("API assessments, deep (cursor)", f"/api/v1/assessments/?cursor={cursor}",
-         raw(deep_page, [org, deep.created_at])),
+         raw(deep_page, [deep.created_at, org])),
         ("API assessments, filtered", "/api/v1/assessments/?status=scored&tier=high",
          raw(newest_page, [org])),
         ("API vendors", "/api/v1/vendors/", raw(vendor_page, [org])),
         ("API vendors, deep (cursor)", f"/api/v1/vendors/?cursor={vendor_cursor}",
-         raw(deep_vendor_page, [org, deep_vendor.name])),
+         raw(deep_vendor_page, [deep_vendor.name, org])),
         ("API assessment", f"/api/v1/assessments/{one.pk}/", raw(one_assessment, [one.pk])),
         ("API audit trail", f"/api/v1/assessments/{one.pk}/audit/", raw(audit, [one.pk])),
     ]  # fmt: skip

@@ -86,7 +86,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
     ids = sorted(set(run_ids))
     # Counted (and marked running) in its own transaction, so a failed attempt still counts.
     ScoringRun.objects.filter(pk__in=ids, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.RUNNING, attempts=F("attempts") + 1
+        status=RunStatus.RUNNING, attempts=F("attempts") + 1, dispatched_at=timezone.now()
     )
     with transaction.atomic():
         # Rows are locked in id order (runs, then assessments), so two batches cannot deadlock;

@@ -31,11 +31,13 @@ from django.core.management.color import no_style
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Max
 
+from assessments.audit import audit_event_content, audit_event_hash
 from assessments.bulk import db_values, insert_rows
 from assessments.models import (
     Answer,
     AnswerRevision,
     Assessment,
+    AuditChainHead,
     AuditEvent,
     EvidenceFile,
     Finding,
@@ -63,7 +65,9 @@ class _Table:
     def values(self, row: models.Model) -> list[Any]:
         return db_values(row, self.fields)
 
-    def add(self, base: list[Any], changes: dict[str, Any]) -> None:
+    def add(
+        self, base: list[Any], changes: dict[str, Any], row: models.Model | None = None
+    ) -> None:
         values = base.copy()
         database = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the proxy
         for name, value in changes.items():
@@ -78,6 +82,35 @@ class _Table:
         if self.rows:
             insert_rows(self.model, self.fields, self.rows)
         self.rows = []
+
+
+class _AuditTable(_Table):
+    """Audit events, chained as `audit_record` chains them: each copy's hash covers its own
+    content and the event before it (in id order, the order they are added in)."""
+
+    def __init__(self, organization_id: int) -> None:
+        super().__init__(AuditEvent)
+        self.head = AuditChainHead.objects.select_for_update().get_or_create(
+            organization_id=organization_id
+        )[0]
+
+    def add(
+        self, base: list[Any], changes: dict[str, Any], row: models.Model | None = None
+    ) -> None:
+        event = _copy(row, **changes)
+        event.previous_hash = self.head.hash
+        event.hash = audit_event_hash(audit_event_content(event), self.head.hash)
+        self.head.last_event_id, self.head.hash = changes["id"], event.hash
+        super().add(base, changes | {"previous_hash": event.previous_hash, "hash": event.hash})
+
+    def write(self) -> None:
+        super().write()
+        self.head.save(update_fields=["last_event_id", "hash"])
+
+
+def _copy(row: models.Model, **changes: Any) -> models.Model:
+    values = {field.attname: getattr(row, field.attname) for field in row._meta.concrete_fields}
+    return type(row)(**(values | changes))
 
 
 class _Row:
@@ -174,11 +207,12 @@ def copy_assessments(
     Copy number n is dated `newest - n * spacing` (every time of the template moved by the
     same amount), so the portfolio spreads back in time like a real one; each vendor gets
     `assessments_per_vendor` of them."""
-    tables = {model: _Table(model) for model in _MODELS}
-    loaded = [_Template(template, tables) for template in templates]
     ids = _Ids()
     vendor: tuple[int, str] | None = None
     with transaction.atomic():
+        tables = {model: _Table(model) for model in _MODELS if model is not AuditEvent}
+        tables[AuditEvent] = _AuditTable(templates[0].organization_id)
+        loaded = [_Template(template, tables) for template in templates]
         for chunk in _chunks(range(copies), CHUNK):
             for number in chunk:
                 template = loaded[number % len(loaded)]
@@ -210,7 +244,7 @@ def _copy_vendor(
     for event in template.vendor_events:
         changes = event.moved(shift) | {"id": ids.take(AuditEvent)}
         changes["detail"] = {**event.row.detail, "vendor": name}
-        tables[AuditEvent].add(event.base, changes)
+        tables[AuditEvent].add(event.base, changes, row=event.row)
     return vendor_id, name
 
 
@@ -264,7 +298,7 @@ def _copy_one(
                 changes["detail"] = _renumbered(
                     row.detail, original, (assessment_id, vendor_name), run_ids
                 )
-            table.add(child.base, changes)
+            table.add(child.base, changes, row=row)
 
 
 def _renumbered(

@@ -15,12 +15,14 @@ export AVIA_TEST_POSTGRES_PORT=${AVIA_TEST_POSTGRES_PORT:-$((AVIA_TEST_REDIS_POR
 export MEDIA_ROOT="$PWD/var/test-media"
 mkdir -p artifacts var
 
-# What this run started, stopped when it ends (another run may be sharing the rest).
+# What this run started, stopped when it ends (another run may be sharing the rest). A Redis
+# on the port that this checkout did not start is used as it is (and never stopped).
 cleanup=()
 trap 'for command in "${cleanup[@]}"; do $command; done' EXIT
 if ! redis-cli -p "$AVIA_TEST_REDIS_PORT" ping >/dev/null 2>&1; then
-  scripts/redis.sh start "$AVIA_TEST_REDIS_PORT"
-  cleanup+=("scripts/redis.sh stop $AVIA_TEST_REDIS_PORT")
+  if [[ $(scripts/redis.sh start "$AVIA_TEST_REDIS_PORT") == started ]]; then
+    cleanup+=("scripts/redis.sh stop $AVIA_TEST_REDIS_PORT")
+  fi
 fi
 
 python manage.py compilemessages --ignore=.venv -v 0

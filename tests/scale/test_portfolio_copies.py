@@ -6,6 +6,7 @@ import datetime as dt
 from django.db import models
 from django.utils import timezone
 
+from assessments.audit import audit_chain_verify
 from assessments.models import (
     Answer,
     AnswerRevision,
@@ -24,7 +25,7 @@ from bench.portfolio import copy_assessments
 # Columns a copy has of its own: row ids and the references to its own rows, its times, and
 # what must be unique (vendor name, stored file name, link token).
 OWN = {"id", "assessment", "run", "vendor", "latest_run", "vendor_link", "name", "storage_name"}
-OWN |= {"token_hash"}
+OWN |= {"token_hash", "hash", "previous_hash"}
 
 
 def row_values(row):
@@ -87,6 +88,10 @@ def test_a_copy_holds_the_rows_the_services_wrote_for_its_template(template, per
             assert len(handle.read()) == evidence.size
     vendor_created = AuditEvent.objects.filter(action="vendor.created")
     assert vendor_created.count() == 1 + 3
+    # The copies' events extend the organization's audit chain, unbroken.
+    report = audit_chain_verify(organization=personas.acme)
+    assert report.ok, report.problem
+    assert report.events == AuditEvent.objects.filter(organization=personas.acme).count()
 
 
 def test_new_rows_after_a_copy_get_fresh_ids(template, personas):

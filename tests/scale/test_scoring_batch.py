@@ -5,6 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from assessments.audit import audit_chain_verify
 from assessments.models import Assessment, AuditEvent, Channel, Finding, RunStatus, ScoringRun
 from assessments.scoring_runs import scoring_run_execute, scoring_runs_execute
 from assessments.services import assessment_rescore
@@ -42,6 +43,8 @@ def test_a_batch_scores_each_run_as_scoring_it_alone_does(scored_template, perso
         assert assessment.status == "scored" and assessment.latest_run_id in runs
     events = AuditEvent.objects.filter(action="scoring.succeeded", detail__run__in=runs)
     assert sorted(e.detail["run"] for e in events) == sorted(runs)
+    # One INSERT for the batch's events, chained like events written one by one.
+    assert audit_chain_verify(organization=personas.acme).ok
 
 
 def test_the_queries_of_a_batch_do_not_grow_with_it(scored_template, personas):

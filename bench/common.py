@@ -37,7 +37,7 @@ def postgres_url(name: str) -> str:
 
 def database_url(database: str, name: str) -> str:
     if database == "sqlite":
-        return f"sqlite:///{VAR / (name + '.sqlite3')}?timeout=30&transaction_mode=IMMEDIATE"
+        return f"sqlite:///{VAR / (name + '.sqlite3')}"  # WAL, IMMEDIATE: config/settings.py
     return postgres_url(name)
 
 
@@ -69,11 +69,6 @@ def configure(
     import django
 
     django.setup()
-    if database == "sqlite":
-        from django.db import connection
-
-        with connection.cursor() as cursor:  # readers never wait for a writer (a file setting)
-            cursor.execute("PRAGMA journal_mode=WAL")
     if database == "postgres":
         return lambda: subprocess.run([SCRIPT, "stop", str(POSTGRES_PORT)], check=False)
     return lambda: None

@@ -15,8 +15,9 @@ timeout only bounds how long an unused entry stays.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.cache import cache
 from django.core.paginator import Paginator
@@ -27,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 COUNT_CACHE_SECONDS = 600
+T = TypeVar("T")
 
 
 def cached_count(queryset: QuerySet, *, version: object) -> int:
@@ -36,13 +38,17 @@ def cached_count(queryset: QuerySet, *, version: object) -> int:
     means the caller knows no cheap version, and the count is taken every time."""
     if version is None:
         return queryset.count()
-    query = str(queryset.order_by().query)
-    key = "count:" + hashlib.sha256(f"{query}\x00{version!r}".encode()).hexdigest()
-    count = cache.get(key)
-    if count is None:
-        count = queryset.count()
-        cache.set(key, count, COUNT_CACHE_SECONDS)
-    return count
+    return cached_value(str(queryset.order_by().query), version=version, compute=queryset.count)
+
+
+def cached_value(name: str, *, version: object, compute: Callable[[], T]) -> T:
+    """`compute()`, once per `name` (what is computed, e.g. a query's SQL) and `version`."""
+    key = "cached:" + hashlib.sha256(f"{name}\x00{version!r}".encode()).hexdigest()
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, COUNT_CACHE_SECONDS)
+    return value
 
 
 class _CountedPaginator(Paginator):

@@ -51,8 +51,8 @@ def cached_value(name: str, *, version: object, compute: Callable[[], T]) -> T:
     return value
 
 
-class _CountedPaginator(Paginator):
-    """Django's paginator, counting through `cached_count`."""
+class CountedPaginator(Paginator):
+    """Django's paginator, counting through `cached_count` (pages of the web UI too)."""
 
     def __init__(self, *args: Any, version: object = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -69,7 +69,7 @@ class _PageNumbers(PageNumberPagination):
         self.page_size = api_settings.PAGE_SIZE  # read now: the class attribute is import-time
 
     def django_paginator_class(self, *args: Any, **kwargs: Any) -> Paginator:  # type: ignore[override]
-        return _CountedPaginator(*args, version=self.version, **kwargs)
+        return CountedPaginator(*args, version=self.version, **kwargs)
 
 
 class _Cursor(CursorPagination):

@@ -49,25 +49,10 @@ def audit_event_hash(content: dict[str, Any], previous_hash: str) -> str:
 
 
 @transaction.atomic
-def audit_record(
-    *,
-    organization: Organization,
-    action: str,
-    channel: str,
-    actor: User | None = None,
-    vendor_link: VendorLink | None = None,
-    assessment: Assessment | None = None,
-    detail: dict[str, Any] | None = None,
-) -> AuditEvent:
-    (event,) = audit_record_many(
-        [
-            audit_event(
-                organization=organization, action=action, channel=channel, actor=actor,
-                vendor_link=vendor_link, assessment=assessment, detail=detail,
-            )
-        ]
-    )  # fmt: skip
-    return event
+def audit_record(**event: Any) -> AuditEvent:
+    """Record one event (`audit_event`'s arguments), chained to the one before."""
+    (recorded,) = audit_record_many([audit_event(**event)])
+    return recorded
 
 
 def audit_event(

@@ -140,7 +140,7 @@ def main() -> None:
         from accounts.models import Organization
         from accounts.tenancy import org_context_for
         from assessments.models import Assessment
-        from config.celery import app
+        from config.celery import route_all_tasks_to
 
         # A portfolio of which a quarter are unsubmitted (the vendor answered through a link)
         # and a quarter scored (after remediation): enough of each for the measurements.
@@ -157,10 +157,10 @@ def main() -> None:
 
         # The rescore's runs are made first, their one-run messages left in a queue no worker
         # reads: the chunks below score them, as a rescore batch does.
-        app.conf.update(task_routes={"*": {"queue": f"avia-bench-unread-{uuid.uuid4().hex[:8]}"}})
+        route_all_tasks_to({"*": {"queue": f"avia-bench-unread-{uuid.uuid4().hex[:8]}"}})
         runs = rescore_queued(member, scored)
         queue = f"avia-bench-{uuid.uuid4().hex[:8]}"
-        app.conf.update(task_routes={"*": {"queue": queue}}, task_always_eager=False)
+        route_all_tasks_to({"*": {"queue": queue}})
         worker = start_worker(args.workers, queue)
         idle = percentiles(submit_latencies(member, waiting[: args.idle], burst=False))
         burst = percentiles(submit_latencies(member, waiting[args.idle :], burst=True))

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
 
@@ -27,7 +28,6 @@ from .audit import audit_event, audit_record, audit_record_many
 from .bulk import insert_instances, update_fields
 from .lifecycle import IllegalTransition, next_status
 from .models import Answer, Assessment, Channel, EvidenceFile, Finding, RunStatus, ScoringRun
-from .services import answer_values_of
 from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
             engine = _compiled(
                 run.ruleset_id, run.ruleset.content_hash, run.ruleset.questionnaire.content_hash
             )
-            values = answer_values_of(assessment.questionnaire.spec, answers[assessment.pk])
+            values = stored_values(assessment.questionnaire.spec, dict(answers[assessment.pk]))
             evidence = _evidence_results(assessment, files[assessment.pk])
             result = engine.score(values, as_of=run.as_of, evidence=evidence)
             findings += [

@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 import logging
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -23,12 +23,15 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
+from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.text import readable_name, text_errors, text_fields_errors
-from questionnaires.spec import QuestionnaireSpec
+from core.errors import ConflictError, ForbiddenError, ServiceError, StorageFullError
+from core.text import readable_name, text_errors, text_fields_errors
+from questionnaires.spec import QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
+    stored_values,
     validate_answers,
 )
 from scoring.models import Ruleset
@@ -56,40 +59,17 @@ from .storage import UploadTooLarge, evidence_storage, store_upload
 logger = logging.getLogger(__name__)
 
 
-class ServiceError(Exception):
-    """A request that cannot be carried out; `errors` maps a field (or question code) to
-    messages. The API answers 400 `{"errors": ...}`, the web pages show them inline."""
-
-    status_code = 400
-
-    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
-        self.errors = {key: [str(m) for m in messages] for key, messages in errors.items()}
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
-
-
-class ConflictError(ServiceError):
-    """The request is valid but the assessment's status does not allow it (HTTP 409)."""
-
-    status_code = 409
-
-
-class StorageFullError(ServiceError):
-    """A file could not be written (disk full or failing): nothing was saved (HTTP 507)."""
-
-    status_code = 507
-
-
-class ForbiddenError(ServiceError):
-    """The caller's role does not allow this (HTTP 403)."""
-
-    status_code = 403
+def _require_member(member: OrgContext, assessment: Assessment, capability: str) -> None:
+    """The rule every member-facing service applies first: the caller's role grants the
+    capability (403), and the object belongs to the caller's organization."""
+    member.require(capability)
+    if assessment.organization_id != member.organization.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
 
 
 def _transition(assessment: Assessment, event: str) -> None:
-    try:
-        assessment.status = lifecycle.next_status(event, assessment.status)
-    except lifecycle.IllegalTransition as exc:
-        raise ConflictError({"status": [str(exc)]}) from exc
+    # An event the status does not allow raises `IllegalTransition`, a `ConflictError`.
+    assessment.status = lifecycle.next_status(event, assessment.status)
 
 
 # -- vendors -------------------------------------------------------------------------------
@@ -235,20 +215,10 @@ def assessment_update(
 
 def answer_values(assessment: Assessment) -> dict[str, Any]:
     """Current answers as validated Python values (dates as `date`)."""
-    return answer_values_of(
-        assessment.questionnaire.spec, assessment.answers.values_list("question_code", "value")
+    return stored_values(
+        assessment.questionnaire.spec,
+        dict(assessment.answers.values_list("question_code", "value")),
     )
-
-
-def answer_values_of(spec: QuestionnaireSpec, stored: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """Stored (code, value) pairs as validated Python values (dates as `date`)."""
-    values: dict[str, Any] = {}
-    for code, value in stored:
-        question = spec.questions.get(code)
-        if question is None or value is None:
-            continue
-        values[code] = dt.date.fromisoformat(value) if question.type == "date" else value
-    return values
 
 
 def _json_value(value: Any) -> Any:
@@ -260,10 +230,10 @@ def vendor_editable_codes(*, assessment: Assessment, vendor_link: VendorLink) ->
     statuses; only the re-opened ones after a reviewer requested changes."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         return set()
-    return _editable_codes(assessment, vendor_link) or set()
+    return editable_codes(assessment, vendor_link) or set()
 
 
-def _editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
+def editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
     """Codes the caller may change now (None = all)."""
     spec = assessment.questionnaire.spec
     if vendor_link is None:
@@ -305,6 +275,26 @@ def answers_save(
             questionnaire=assessment.questionnaire.spec,
             codes={*(answers or {}), *(comments or {})},
         )
+    require_answers_open(assessment)
+    spec = assessment.questionnaire.spec
+    clean = validate_answers(
+        spec, answers, comments, allowed_codes=editable_codes(assessment, vendor_link)
+    )
+    changed = _store_answers(
+        assessment,
+        clean.values,
+        clean.comments,
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+    # What was typed is saved now: its drafts are no longer "not saved yet".
+    assessment.drafts.filter(question_code__in={*clean.values, *clean.comments}).delete()
+    return changed
+
+
+def require_answers_open(assessment: Assessment) -> None:
+    """Answers (and drafts of them) change only while the vendor may still answer (409)."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError(
             {
@@ -314,18 +304,6 @@ def answers_save(
                 ]
             }
         )
-    spec = assessment.questionnaire.spec
-    clean = validate_answers(
-        spec, answers, comments, allowed_codes=_editable_codes(assessment, vendor_link)
-    )
-    return _store_answers(
-        assessment,
-        clean.values,
-        clean.comments,
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-    )
 
 
 def require_answer_capabilities(
@@ -427,7 +405,7 @@ def evidence_add(
             _("This question does not take evidence files.")
         ]
     else:
-        allowed = _editable_codes(assessment, vendor_link)
+        allowed = editable_codes(assessment, vendor_link)
         if allowed is not None and question_code not in allowed:
             errors[question_code] = [_("This question cannot be answered here.")]
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
@@ -537,7 +515,7 @@ def evidence_remove(
     assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
-    allowed = _editable_codes(assessment, vendor_link)
+    allowed = editable_codes(assessment, vendor_link)
     if allowed is not None and evidence.question_code not in allowed:
         raise ConflictError({evidence.question_code: [_("This question cannot be answered here.")]})
     name, storage_name = evidence.original_name, evidence.storage_name
@@ -566,7 +544,7 @@ def vendor_link_issue(
     *,
     assessment: Assessment,
     contact_email: str,
-    actor: User,
+    member: OrgContext,
     channel: str,
     contact_name: str = "",
     language: str = "en",
@@ -577,6 +555,8 @@ def vendor_link_issue(
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
+    _require_member(member, assessment, Capability.INVITE_VENDOR)
+    actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = text_fields_errors({"contact_name": (contact_name, 200)})
     try:
@@ -633,7 +613,9 @@ def _send_invitation(link: VendorLink, url: str) -> None:
         "assessment": assessment,
         "organization": assessment.organization,
     }
-    with translation.override(link.language):
+    # The buyer's clock and the contact's language, like every page the link opens.
+    zone = assessment.organization.time_zone
+    with translation.override(link.language), timezone.override(zone):
         subject = _("%(organization)s asks you to complete an AI vendor isolation assessment") % {
             "organization": assessment.organization.report_display_name
             or assessment.organization.name
@@ -643,7 +625,9 @@ def _send_invitation(link: VendorLink, url: str) -> None:
 
 
 @transaction.atomic
-def vendor_link_revoke(*, link: VendorLink, actor: User, channel: str) -> VendorLink:
+def vendor_link_revoke(*, link: VendorLink, member: OrgContext, channel: str) -> VendorLink:
+    _require_member(member, link.assessment, Capability.INVITE_VENDOR)
+    actor = member.user
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
@@ -718,8 +702,10 @@ def assessment_submit(
 
 
 @transaction.atomic
-def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> ScoringRun:
+def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: str) -> ScoringRun:
     """Score again with the newest ruleset; earlier runs stay as they were."""
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     _transition(assessment, "rescore")
     assessment.save(update_fields=["status", "updated_at"])
@@ -734,17 +720,15 @@ def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> 
 
 
 def newest_ruleset_for(assessment: Assessment) -> Ruleset:
-    from scoring.registry import _version_order
-
     # The newest ruleset that scores this questionnaire version (v2 also scores v1 answers).
     rulesets = list(Ruleset.objects.filter(applies_to=assessment.questionnaire))
     if not rulesets:
         raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
-    return max(rulesets, key=lambda r: _version_order(r.version))
+    return max(rulesets, key=lambda r: version_key(r.version))
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from scoring.tasks import score_assessment_run
+    from .tasks import score_assessment_run
 
     run = ScoringRun.objects.create(
         assessment=assessment,
@@ -779,13 +763,16 @@ def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
 def review_record(
     *,
     assessment: Assessment,
-    reviewer: User,
+    member: OrgContext,
     decision: str,
     channel: str,
     conditions: str = "",
     message: str = "",
     reopen_codes: list[str] | None = None,
 ) -> Review:
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    _require_member(member, assessment, Capability.REVIEW)
+    reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = text_fields_errors(
         {"conditions": (conditions, 4000), "message": (message, 4000)}
@@ -861,9 +848,11 @@ def risk_decision_record(
     justification: str,
     owner: str,
     expires_on: dt.date | None,
-    actor: User,
+    member: OrgContext,
     channel: str,
 ) -> RiskDecision:
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     errors: dict[str, list[Any]] = text_fields_errors(
         {"justification": (justification, 4000), "owner": (owner, 200)}
     )

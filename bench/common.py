@@ -126,7 +126,8 @@ def build_portfolio(assessments: int) -> None:
                    role=Role.REVIEWER, actor=owner)  # fmt: skip
     assessor = org_context_for(user=organization.memberships.get(role=Role.ASSESSOR).user,
                                organization_slug=organization.slug)  # fmt: skip
-    reviewer = organization.memberships.get(role=Role.REVIEWER).user
+    reviewer = org_context_for(user=organization.memberships.get(role=Role.REVIEWER).user,
+                               organization_slug=organization.slug)  # fmt: skip
     started = time.perf_counter()
 
     def vendor(name: str) -> object:
@@ -134,7 +135,7 @@ def build_portfolio(assessments: int) -> None:
 
     launch = factories.incident_assessment(member=assessor, vendor=vendor("Launch Inference Co"))
     services.review_record(
-        assessment=launch, reviewer=reviewer, decision="approved_with_conditions",
+        assessment=launch, member=reviewer, decision="approved_with_conditions",
         conditions="Re-test after the next KV pool change.", channel=Channel.WEB,
     )  # fmt: skip
     templates = [
@@ -143,13 +144,13 @@ def build_portfolio(assessments: int) -> None:
             member=assessor,
             vendor=vendor("Remediated Inference Co"),
             answers_from=factories.REMEDIATED,
-            logs=[factories.REMEDIATED_LOG],
+            evidence=factories.logs(factories.REMEDIATED_LOG),
         ),
         factories.incident_assessment(
             member=assessor, vendor=vendor("Linked Inference Co"), through_link=True, submit=False
         ),
         factories.incident_assessment(
-            member=assessor, vendor=vendor("Draft Inference Co"), logs=[], submit=False
+            member=assessor, vendor=vendor("Draft Inference Co"), evidence=[], submit=False
         ),
     ]
     print(f"templates through the services: {time.perf_counter() - started:.1f} s")

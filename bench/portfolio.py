@@ -238,7 +238,8 @@ def _copy_vendor(
     when: dt.datetime,
 ) -> tuple[int, str]:
     original = template.assessment.vendor
-    vendor_id, name = ids.take(Vendor), f"{original.name} {number:06}"
+    vendor_id = ids.take(Vendor)
+    name = f"{original.name} {vendor_id:06}"  # unique, as the id is
     shift = when - original.created_at
     tables[Vendor].add(template.vendor.base, {"id": vendor_id, "name": name, "created_at": when})
     for event in template.vendor_events:
@@ -286,12 +287,12 @@ def _copy_one(
             changes = child.moved(shift) | {"id": ids.take(model), "assessment_id": assessment_id}
             if model is VendorLink:
                 link_ids[row.pk] = changes["id"]
-                token = f"{row.token_hash}/{number}".encode()
+                token = f"{row.token_hash}/{changes['id']}".encode()
                 changes["token_hash"] = hashlib.sha256(token).hexdigest()
             elif model is AnswerRevision and row.vendor_link_id:
                 changes["vendor_link_id"] = link_ids.get(row.vendor_link_id)
             elif model is EvidenceFile:
-                changes["storage_name"] = _linked_file(row.storage_name, number)
+                changes["storage_name"] = _linked_file(row.storage_name, changes["id"])
             elif model is Review:
                 changes["run_id"] = run_ids[row.run_id]
             elif model is AuditEvent:
@@ -318,10 +319,10 @@ def _renumbered(
     return renumbered
 
 
-def _linked_file(storage_name: str, number: int) -> str:
+def _linked_file(storage_name: str, evidence_id: int) -> str:
     storage = evidence_storage()
     base, extension = os.path.splitext(storage_name)
-    name = f"{base}-copy{number}{extension}"
+    name = f"{base}-copy{evidence_id}{extension}"
     target = storage.path(name)
     if not os.path.exists(target):
         os.link(storage.path(storage_name), target)

@@ -98,8 +98,7 @@ def rescore_queued(member: object, assessments: list) -> list[int]:
     from assessments.services import assessment_rescore
 
     return [
-        assessment_rescore(assessment=a, actor=member.user, channel=Channel.WEB).pk
-        for a in assessments
+        assessment_rescore(assessment=a, member=member, channel=Channel.WEB).pk for a in assessments
     ]
 
 
@@ -107,7 +106,7 @@ def rescore_throughput(runs: list[int], *, chunk: int) -> dict:
     """From queueing the runs in chunks (`score_assessment_runs`, what a rescore batch's
     chunks run) to the last run finished."""
     from assessments.models import RunStatus, ScoringRun
-    from scoring.tasks import score_assessment_runs
+    from assessments.tasks import score_assessment_runs
 
     started = time.perf_counter()
     for start in range(0, len(runs), chunk):

@@ -12,6 +12,7 @@ packages=(
   poppler-utils                      # pdftoppm / pdftotext in report tests
   chromium                           # browser tests (driven by Playwright, never downloaded)
   gettext                            # compilemessages (msgfmt)
+  tzdata                             # organization time zones (Python zoneinfo)
 )
 # The private test and benchmark cluster (scripts/postgres.sh). Optional: where it cannot be
 # installed the PostgreSQL tests are skipped, loudly, and everything else still runs.

@@ -32,6 +32,7 @@ from assessments.services import (
 from config.celery import app as celery_app
 from reports.models import Report, ReportStatus
 from reports.services import report_file
+from tests.personas import member_of
 
 from .conftest import ARTIFACTS, ROOT, worker_arguments
 from .steps import LAUNCH_LOG, QUESTIONNAIRE, launch_answers
@@ -180,7 +181,7 @@ def test_a_redis_outage_during_fifty_submissions_loses_nothing(
             answers=launch_answers(),
         ),
         contact_email="vendor@example.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.API,
     )
     statuses = []

@@ -7,8 +7,9 @@ from django.utils import timezone
 from assessments.audit import audit_chain_verify
 from assessments.models import Assessment, AuditEvent, Channel, Finding, RunStatus, ScoringRun
 from assessments.services import assessment_rescore
+from assessments.tasks import score_assessment_runs
 from bench.portfolio import copy_assessments
-from scoring.tasks import score_assessment_runs
+from tests.personas import member_of
 
 from .steps import answered_assessment, queue_scoring, wait_for_run
 from .worker import eventually, route_all_tasks_to
@@ -26,7 +27,7 @@ def test_chunks_score_each_run_once(api, worker, personas):
     route_all_tasks_to({"*": {"queue": f"{worker.queue}-unread"}})
     try:
         runs = [
-            assessment_rescore(assessment=a, actor=personas.ava, channel=Channel.API).pk
+            assessment_rescore(assessment=a, member=member_of(personas.ava), channel=Channel.API).pk
             for a in Assessment.objects.order_by("pk")
         ]
     finally:

@@ -21,13 +21,14 @@ from assessments.selectors import (
 from assessments.services import assessment_create, review_record, vendor_create
 from bench.portfolio import copy_assessments
 from tests.conftest import QUESTIONNAIRE
+from tests.personas import member_of
 
 
 def mixed_portfolio(scored_template, personas):
     """Scored copies (two of them approved) and drafts due in the past, later, or never."""
     copy_assessments([scored_template], copies=4, newest=timezone.now())
     for copy in Assessment.objects.exclude(pk=scored_template.pk).order_by("pk")[:2]:
-        review_record(assessment=copy, reviewer=personas.rex, decision="approved",
+        review_record(assessment=copy, member=member_of(personas.rex), decision="approved",
                       channel=Channel.WEB)  # fmt: skip
     vendor = vendor_create(organization=personas.acme, actor=personas.alice,
                            channel=Channel.WEB, name="Drafts AI")  # fmt: skip

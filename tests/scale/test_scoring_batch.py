@@ -9,8 +9,9 @@ from assessments.audit import audit_chain_verify
 from assessments.models import Assessment, AuditEvent, Channel, Finding, RunStatus, ScoringRun
 from assessments.scoring_runs import scoring_run_execute, scoring_runs_execute
 from assessments.services import assessment_rescore
+from assessments.tasks import score_assessment_runs
 from bench.portfolio import copy_assessments
-from scoring.tasks import score_assessment_runs
+from tests.personas import member_of
 
 
 def queued_rescores(template, personas, number):
@@ -18,7 +19,8 @@ def queued_rescores(template, personas, number):
     copy_assessments([template], copies=number, newest=timezone.now())
     copies = Assessment.objects.exclude(pk=template.pk).order_by("pk")
     return [
-        assessment_rescore(assessment=a, actor=personas.ava, channel=Channel.API).pk for a in copies
+        assessment_rescore(assessment=a, member=member_of(personas.ava), channel=Channel.API).pk
+        for a in copies
     ]
 
 
@@ -89,14 +91,13 @@ def test_of_two_runs_of_one_assessment_only_the_newer_decides(scored_template, p
 def test_a_run_that_fails_fails_alone(scored_template, personas, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     runs = queued_rescores(scored_template, personas, 3)
-    # A corrupt stored answer: a date question holding something that is not a date.
+    # An assessment moved back to draft behind the services' back: its run cannot finish.
     broken = ScoringRun.objects.get(pk=runs[1]).assessment
-    broken.answers.update_or_create(question_code="ISO-05", defaults={"value": "not a date"})
+    Assessment.objects.filter(pk=broken.pk).update(status="draft")
 
     score_assessment_runs.apply(args=[runs]).get()
 
     assert [ScoringRun.objects.get(pk=run).status for run in runs] == [
         "succeeded", "failed", "succeeded"
     ]  # fmt: skip
-    broken.refresh_from_db()
-    assert broken.status == "scoring_failed"
+    assert "not possible" in ScoringRun.objects.get(pk=runs[1]).error

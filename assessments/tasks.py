@@ -1,17 +1,19 @@
-"""Celery tasks of the scoring app. A task takes ids and calls one service."""
+"""Celery tasks of the assessments app. A task takes ids and calls one service.
+
+The scoring task lives beside the service it runs (`scoring_runs`), so that the scoring app
+imports nothing of this one; its registered name stays the one it had in the scoring app, so
+messages queued before an upgrade are still understood by the new workers.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
-from django.db import DatabaseError, InterfaceError
 
-# Errors worth another try: the database or a file system hiccup. Anything else (a rule that
-# fails at run time, a corrupt stored answer) would fail the same way again.
-TRANSIENT_ERRORS = (DatabaseError, InterfaceError, OSError)
+from core.tasks import TRANSIENT_ERRORS, run_or_record_failure
 
 
 @shared_task(
+    name="scoring.tasks.score_assessment_run",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -21,21 +23,14 @@ TRANSIENT_ERRORS = (DatabaseError, InterfaceError, OSError)
     soft_time_limit=100,
 )
 def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
-    from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
+    from .scoring_runs import scoring_run_execute, scoring_run_fail
 
-    try:
-        run = scoring_run_execute(run_id=run_id)
-    except TRANSIENT_ERRORS as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
-        scoring_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
-        return None
-    except SoftTimeLimitExceeded:
-        scoring_run_fail(run_id=run_id, error="scoring took longer than the time limit")
-        return None
-    except Exception as exc:  # anything else is permanent: record it, keep the answers
-        scoring_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
-        return None
+    run = run_or_record_failure(
+        self,
+        lambda: scoring_run_execute(run_id=run_id),
+        lambda reason: scoring_run_fail(run_id=run_id, error=reason),
+        too_slow="scoring took longer than the time limit",
+    )
     if run is None:
         return None
     return {
@@ -47,19 +42,19 @@ def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
 
 
 @shared_task(
+    name="scoring.tasks.score_assessment_runs",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=3,
-    default_retry_delay=5,
     time_limit=300,
     soft_time_limit=280,
 )
 def score_assessment_runs(self, run_ids: list[int]) -> dict:  # noqa: ANN001
-    """Several runs in one transaction (a chunk of a rescore batch). When the batch cannot
+    """Several runs in one transaction (a chunk of a rescore batch). When the chunk cannot
     finish, each of its runs goes on in a task of its own, with its own retries: only a run
     that fails for good is recorded as failed, and a lock never fails the others."""
-    from assessments.scoring_runs import scoring_runs_execute
+    from .scoring_runs import scoring_runs_execute
 
     try:
         runs = scoring_runs_execute(run_ids=run_ids)

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_organization_require_two_factor'),
-        ('assessments', '0006_list_indexes'),
+        ('assessments', '0007_list_indexes'),
         ('questionnaires', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

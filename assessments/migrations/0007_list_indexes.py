@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_organization_require_two_factor'),
-        ('assessments', '0005_merge_structured_evidence_and_hardening'),
+        ('assessments', '0006_merge_answer_drafts'),
         ('questionnaires', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -11,13 +11,14 @@ from celery import shared_task
 
 from core.tasks import TRANSIENT_ERRORS, run_or_record_failure
 
+# Both scoring tasks: acknowledged once done (a worker that dies leaves the message to another),
+# retried on a passing database or file system error.
+SCORING_TASK = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, "max_retries": 3}
+
 
 @shared_task(
     name="scoring.tasks.score_assessment_run",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=3,
+    **SCORING_TASK,
     default_retry_delay=5,
     time_limit=120,
     soft_time_limit=100,
@@ -42,13 +43,7 @@ def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
 
 
 @shared_task(
-    name="scoring.tasks.score_assessment_runs",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=3,
-    time_limit=300,
-    soft_time_limit=280,
+    name="scoring.tasks.score_assessment_runs", **SCORING_TASK, time_limit=300, soft_time_limit=280
 )
 def score_assessment_runs(self, run_ids: list[int]) -> dict:  # noqa: ANN001
     """Several runs in one transaction (a chunk of a rescore batch). When the chunk cannot

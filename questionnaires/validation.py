@@ -21,6 +21,7 @@ from core.errors import ServiceError
 from core.text import shown_safely, text_errors
 
 from .conditions import Visibility, parse_version, to_cel_value
+from .labels import option_label
 from .spec import Question, QuestionnaireSpec
 
 TEXT_MAX_LENGTH = 4000
@@ -84,17 +85,12 @@ def clean_answer(question: Question, raw: Any) -> Any:
 
 def _option_label(question: Question, code: str) -> str:
     """An option as a reader knows it: its label in the active language, quoted."""
-    for option in question.options:
-        if option.code == code:
-            return f"“{option.label.get(translation.get_language())}”"
-    return f"“{code}”"
+    return f"“{option_label(question, code, translation.get_language())}”"
 
 
 def _options_text(question: Question) -> str:
     """Every option: its label, with the code an API client sends in brackets."""
-    return ", ".join(
-        f"{_option_label(question, option.code)} ({option.code})" for option in question.options
-    )
+    return ", ".join(f"{_option_label(question, code)} ({code})" for code in question.option_codes)
 
 
 def _clean_yes_no(question: Question, raw: Any) -> str:

@@ -58,10 +58,23 @@ class Journey:
         self.javascript = javascript
         self.prefix = "" if javascript else "nojs-"
 
+        self.policy_violations: list[str] = []
+
     def context(self):
-        return self.browser.new_context(
+        context = self.browser.new_context(
             viewport=DESKTOP, java_script_enabled=self.javascript, locale="en-GB"
         )
+        # The content security policy is enforced: anything inline (an htmx swap included)
+        # would be blocked and reported in the console.
+        context.on(
+            "console",
+            lambda message: (
+                self.policy_violations.append(message.text)
+                if "Content Security Policy" in message.text
+                else None
+            ),
+        )
+        return context
 
     def shot(self, page, name: str, *, full_page: bool = True) -> None:
         path = self.folder / f"{self.prefix}{name}.png"
@@ -268,6 +281,7 @@ def test_the_whole_journey(
     assert assessment.reviews.get().reviewer == personas.rex
     if javascript:
         overview_extras(reviewer, journey, assessment, neighbour)
+    assert journey.policy_violations == []
 
 
 def create_and_invite(assessor, journey: Journey) -> Assessment:

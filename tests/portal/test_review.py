@@ -15,7 +15,8 @@ def test_it_lists_missing_required_answers_with_links(client, token):
     for code in ("PRF-01", "CTX-01", "KV-01", "GOV-04"):
         assert f"{portal_url(token, 'section', code.split('-')[0])}#q-{code}" in page
     assert "USE-01" not in page
-    assert "PRF-08" not in page  # hidden until PRF-07 = yes
+    assert "#q-PRF-08" not in page  # hidden until PRF-07 = yes: not missing
+    assert "Not applicable: because PRF-07 = not answered" in page  # what the summary says
     assert "Submit answers" not in page
 
 

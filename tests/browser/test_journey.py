@@ -140,7 +140,7 @@ def answer_section(page, journey: Journey, spec, section: str) -> None:
                 # htmx keeps the draft (as typed: after a pause) and redraws the questions
                 # this answer shows or hides; a person reads them before typing on
                 page.wait_for_timeout(900)
-                page.wait_for_function("!document.querySelector('.htmx-request')")
+                page.wait_for_function("() => !document.querySelector('.htmx-request')")
             if journey.javascript and code == "PRF-07":
                 page.wait_for_selector("#q-PRF-08")  # appears without a reload
             done.add(code)

@@ -16,14 +16,14 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.core.mail import send_mail
 from django.db import transaction
-from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
 from accounts.tenancy import OrgContext
+from outbox.models import EmailKind
+from outbox.services import email_enqueue
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
@@ -509,6 +509,11 @@ def evidence_remove(
 # -- vendor links --------------------------------------------------------------------------
 
 
+def vendor_link_url(token: str, path: str = "") -> str:
+    """The private link's address (with `path` inside the portal, e.g. `section/CTX/`)."""
+    return f"{settings.SITE_URL.rstrip('/')}/v/{token}/{path}"
+
+
 def vendor_link_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -572,26 +577,27 @@ def vendor_link_issue(
         channel=channel,
         detail={"contact": contact_email, "expires_at": link.expires_at.isoformat()},
     )
-    url = f"{settings.SITE_URL.rstrip('/')}/v/{token}/"
-    transaction.on_commit(lambda: _send_invitation(link, url))
+    _send_invitation(link, vendor_link_url(token))
     return link, token
 
 
 def _send_invitation(link: VendorLink, url: str) -> None:
     assessment = link.assessment
-    context = {
-        "link": link,
-        "url": url,
-        "assessment": assessment,
-        "organization": assessment.organization,
-    }
-    with translation.override(link.language):
-        subject = _("%(organization)s asks you to complete an AI vendor isolation assessment") % {
-            "organization": assessment.organization.report_display_name
-            or assessment.organization.name
-        }
-        body = render_to_string("emails/vendor_invitation.txt", context)
-    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [link.contact_email])
+    email_enqueue(
+        event_key=f"vendor-link:{link.pk}",
+        kind=EmailKind.VENDOR_INVITATION,
+        to=link.contact_email,
+        language=link.language,
+        template="vendor_invitation",
+        context={
+            "link": link,
+            "url": url,
+            "assessment": assessment,
+            "organization": assessment.organization,
+        },
+        organization=assessment.organization,
+        secret=True,
+    )
 
 
 @transaction.atomic

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "assessments",
     "reports",
     "probes",
+    "outbox",
 ]
 
 MIDDLEWARE = [
@@ -136,6 +137,10 @@ VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "AVIA <no-reply@avia.local>")
+# An email the mail server refused is tried again after 1, 2, 4, … times this many seconds,
+# up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.
+OUTBOX_RETRY_SECONDS = env_int("OUTBOX_RETRY_SECONDS", 60)
+OUTBOX_MAX_ATTEMPTS = env_int("OUTBOX_MAX_ATTEMPTS", 6)
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL

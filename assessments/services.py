@@ -704,17 +704,27 @@ def newest_ruleset_for(assessment: Assessment) -> Ruleset:
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
     from scoring.tasks import score_assessment_run
 
-    run = ScoringRun.objects.create(
+    run = scoring_run_create(
+        assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
+    )
+    score_assessment_run.delay_on_commit(run.pk)
+    return run
+
+
+def scoring_run_create(
+    *, assessment: Assessment, ruleset: Ruleset, requested_by: User | None
+) -> ScoringRun:
+    """A queued run of `ruleset` over the assessment's answers, for the caller to carry out
+    (`scoring_run_execute`): the scoring task, or a rescore batch's chunk."""
+    return ScoringRun.objects.create(
         assessment=assessment,
-        ruleset=newest_ruleset_for(assessment),
+        ruleset=ruleset,
         # Date rules (e.g. "pentest more than 365 days before submission") read the submission date.
         as_of=timezone.localdate(assessment.submitted_at)
         if assessment.submitted_at
         else timezone.localdate(),
         requested_by=requested_by,
     )
-    score_assessment_run.delay_on_commit(run.pk)
-    return run
 
 
 # -- review --------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "reports",
     "probes",
     "outbox",
+    "portfolio",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +154,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Rescore batches: assessments per chunk task (chunks are spread over every worker process), and
+# how long a batch may go without progress before the sweeper queues its unfinished items again.
+RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 25)
+RESCORE_STALL_SECONDS = env_int("RESCORE_STALL_SECONDS", 120)
 
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.
@@ -213,6 +218,7 @@ SPECTACULAR_SETTINGS = {
         "ReportStatusEnum": "reports.models.ReportStatus",
         "ProbeRunStatusEnum": "probes.models.ProbeRunStatus",
         "ChannelEnum": "assessments.models.Channel",
+        "RescoreBatchStatusEnum": "portfolio.models.BatchStatus",
     },
 }
 

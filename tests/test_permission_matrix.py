@@ -24,9 +24,11 @@ from PIL import Image
 
 from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create, organization_update_branding
+from accounts.tenancy import OrgContext
 from assessments import services
 from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
+from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
@@ -131,6 +133,10 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
     "api:probe-run-detail": R(kind="api"),
+    # the portfolio
+    "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
+    "api:rescore-batch-detail": R(kind="api"),
+    "api:rescore-batch-changes": R(kind="api"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -296,7 +302,19 @@ def world(django_db_setup, django_db_blocker, world_media):
         probe_run = probe_run_request(
             assessment=acme_assessment, actor=personas.ava, channel=Channel.WEB
         )
+        # A rescore batch of Acme (with v1: its assessment is scored with the newest, v2).
+        batch = rescore_batch_create(
+            member=OrgContext(
+                user=personas.ava,
+                organization=acme,
+                membership=Membership.objects.get(user=personas.ava, organization=acme),
+            ),
+            ruleset_key="incident-2026-kv@1",
+            assessment_ids=[acme_assessment.pk],
+            channel=Channel.WEB,
+        )
         kwargs = {
+            "batch_id": batch.pk,
             "assessment_id": acme_assessment.pk,
             "probe_run_id": probe_run.pk,
             "evidence_id": evidence.pk,

@@ -1,0 +1,32 @@
+"""Celery tasks of the portfolio. A task takes ids and calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from scoring.tasks import TRANSIENT_ERRORS
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+    time_limit=600,
+    soft_time_limit=540,
+)
+def rescore_chunk(self, batch_id: int, item_ids: list[int]) -> int:  # noqa: ANN001
+    from .services import rescore_chunk_run
+
+    try:
+        return rescore_chunk_run(batch_id=batch_id, item_ids=item_ids)
+    except TRANSIENT_ERRORS as exc:
+        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+
+
+@shared_task(ignore_result=True, time_limit=120, soft_time_limit=100)
+def resume_stalled_rescore_batches() -> int:
+    """Run by Celery beat every minute."""
+    from .services import rescore_batches_resume
+
+    return rescore_batches_resume()

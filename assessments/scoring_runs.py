@@ -22,6 +22,7 @@ from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_r
 from .audit import audit_record
 from .lifecycle import IllegalTransition, next_status
 from .models import Assessment, Channel, Finding, RunStatus, ScoringRun
+from .reassessment import reassess_by_for
 from .services import answer_values
 from .storage import evidence_storage
 
@@ -120,8 +121,16 @@ def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
         assessment.status = next_status("scoring_succeeded", assessment.status)
         assessment.latest_run = run
         assessment.risk_score, assessment.risk_tier = run.risk_score, run.risk_tier
+        assessment.reassess_by = reassess_by_for(assessment)
         assessment.save(
-            update_fields=["status", "latest_run", "risk_score", "risk_tier", "updated_at"]
+            update_fields=[
+                "status",
+                "latest_run",
+                "risk_score",
+                "risk_tier",
+                "reassess_by",
+                "updated_at",
+            ]
         )
         audit_record(
             organization=assessment.organization,

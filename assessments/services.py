@@ -523,14 +523,18 @@ def vendor_link_issue(
     *,
     assessment: Assessment,
     contact_email: str,
-    actor: User,
+    actor: User | None,
     channel: str,
     contact_name: str = "",
     language: str = "en",
     days: int | None = None,
+    invitation: bool = True,
+    replace: bool = True,
 ) -> tuple[VendorLink, str]:
     """Invite a vendor contact: a new private link (the token is returned once and emailed),
-    replacing any earlier active link to the same address."""
+    replacing any earlier active link to the same address unless `replace=False`.
+    `invitation=False`: the caller sends its own email with the link (a reminder, a
+    reassessment, a request for changes)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
@@ -556,9 +560,10 @@ def vendor_link_issue(
     _transition(assessment, "invite")
     assessment.save(update_fields=["status", "updated_at"])
     now = timezone.now()
-    assessment.vendor_links.filter(
-        contact_email__iexact=contact_email, revoked_at__isnull=True
-    ).update(revoked_at=now)
+    if replace:
+        assessment.vendor_links.filter(
+            contact_email__iexact=contact_email, revoked_at__isnull=True
+        ).update(revoked_at=now)
     token = secrets.token_urlsafe(32)  # 256 bits
     link = VendorLink.objects.create(
         assessment=assessment,
@@ -577,7 +582,8 @@ def vendor_link_issue(
         channel=channel,
         detail={"contact": contact_email, "expires_at": link.expires_at.isoformat()},
     )
-    _send_invitation(link, vendor_link_url(token))
+    if invitation:
+        _send_invitation(link, vendor_link_url(token))
     return link, token
 
 
@@ -798,6 +804,15 @@ def review_record(
         message=message.strip(),
         reopened_codes=reopen,
     )
+    if decision == ReviewDecision.CHANGES_REQUESTED:
+        from .vendor_mail import changes_requested_notify
+
+        changes_requested_notify(review=review, actor=reviewer)
+    # The next assessment is due from the approval; none after a rejection or while changing.
+    from .reassessment import reassess_by_for
+
+    assessment.reassess_by = reassess_by_for(assessment)
+    assessment.save(update_fields=["reassess_by", "updated_at"])
     if reopen:
         for code in reopen:
             Answer.objects.update_or_create(

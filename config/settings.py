@@ -158,6 +158,32 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # how long a batch may go without progress before the sweeper queues its unfinished items again.
 RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 25)
 RESCORE_STALL_SECONDS = env_int("RESCORE_STALL_SECONDS", 120)
+# Reminders (portfolio.reminders): a reassessment opens this many days before the vendor is due;
+# vendor contacts are reminded this many days before their due date (and once when it has
+# passed); risk acceptances are announced this many days before they expire; the weekly digest
+# looks this far ahead.
+RENEWAL_NOTICE_DAYS = env_int("RENEWAL_NOTICE_DAYS", 30)
+REMINDER_DAYS_BEFORE_DUE = env_int("REMINDER_DAYS_BEFORE_DUE", 7)
+RISK_ACCEPTANCE_NOTICE_DAYS = env_int("RISK_ACCEPTANCE_NOTICE_DAYS", 14)
+DIGEST_HORIZON_DAYS = env_int("DIGEST_HORIZON_DAYS", 30)
+# Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
+CELERY_BEAT_SCHEDULE = {
+    "send-reminders": {
+        "task": "portfolio.tasks.send_reminders",
+        "schedule": float(env_int("REMINDER_SWEEP_SECONDS", 3600)),
+        "options": {"expires": 600.0},
+    },
+    "resume-stalled-rescore-batches": {
+        "task": "portfolio.tasks.resume_stalled_rescore_batches",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "retry-due-emails": {
+        "task": "outbox.tasks.retry_due_emails",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+}
 
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.

@@ -30,3 +30,11 @@ def resume_stalled_rescore_batches() -> int:
     from .services import rescore_batches_resume
 
     return rescore_batches_resume()
+
+
+@shared_task(ignore_result=True, time_limit=900, soft_time_limit=840)
+def send_reminders() -> None:
+    """Run by Celery beat every hour: the sweep is idempotent, each email leaves once."""
+    from .reminders import reminders_send
+
+    reminders_send()

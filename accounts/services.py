@@ -8,6 +8,7 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
@@ -114,19 +115,34 @@ def organization_update_branding(
 
 
 @transaction.atomic
-def membership_add(*, organization: Organization, email: str, role: str, actor: User) -> Membership:
-    """Add a user (created if unknown, with an unusable password) to an organization."""
+def membership_add(
+    *,
+    organization: Organization,
+    email: str,
+    role: str,
+    actor: User,
+    language: str | None = None,
+) -> Membership:
+    """Add a user (created if unknown, with an unusable password, in `language`) to an
+    organization, and email them an invitation (a new user's link sets their password)."""
+    from accounts.emails import member_invitation_send
+
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_MEMBERS
     )
     _validate_role(role)
-    user = _user_for_email(_normalized_email(email, field="email"))
+    if language is not None and language not in dict(settings.LANGUAGES):
+        raise ValidationError({"language": _("Choose English or Traditional Chinese.")})
+    email = _normalized_email(email, field="email")
+    user = _user_for_email(email, language=language)
     if Membership.objects.filter(user=user, organization=organization).exists():
         raise ValidationError(
             {"email": _("%(email)s is already a member.") % {"email": user.email}},
             code="duplicate",
         )
-    return Membership.objects.create(user=user, organization=organization, role=role)
+    membership = Membership.objects.create(user=user, organization=organization, role=role)
+    member_invitation_send(membership=membership, actor=actor)
+    return membership
 
 
 @transaction.atomic
@@ -279,10 +295,13 @@ def _normalized_email(email: str, *, field: str) -> str:
     return email
 
 
-def _user_for_email(email: str) -> User:
+def _user_for_email(email: str, *, language: str | None = None) -> User:
     user = User.objects.filter(email=email).first()
     if user is None:
         user = User.objects.create_user(email=email, password=None)
+        if language:
+            user.preferred_language = language
+            user.save(update_fields=["preferred_language"])
     return user
 
 

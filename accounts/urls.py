@@ -7,6 +7,19 @@ app_name = "accounts"
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        views.PasswordSetView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "invitation/<uidb64>/<token>/",
+        views.InvitationAcceptView.as_view(),
+        name="invitation_accept",
+    ),
+    path("password-set/", views.PasswordSetDoneView.as_view(), name="password_set_done"),
     path("", views.organizations, name="organizations"),
     path("switch/", views.switch, name="switch_organization"),
     # Shortcuts to the current organization's pages, for navigation links.

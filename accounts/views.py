@@ -16,6 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.emails import OutboxPasswordResetForm
 from accounts.forms import (
     ApiTokenCreateForm,
     BrandingForm,
@@ -52,6 +53,37 @@ class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's own password reset; the email goes through the outbox, in the user's language."""
+
+    template_name = "accounts/password_reset.html"
+    form_class = OutboxPasswordResetForm
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+
+class PasswordResetDoneView(auth_views.PasswordResetDoneView):
+    template_name = "accounts/password_reset_done.html"
+
+
+class PasswordSetView(auth_views.PasswordResetConfirmView):
+    """Sets a password from a one-time link: a reset, or a new member's invitation."""
+
+    template_name = "accounts/password_set.html"
+    success_url = reverse_lazy("accounts:password_set_done")
+    invitation = False
+
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
+        return {**super().get_context_data(**kwargs), "invitation": self.invitation}
+
+
+class InvitationAcceptView(PasswordSetView):
+    invitation = True
+
+
+class PasswordSetDoneView(auth_views.PasswordResetCompleteView):
+    template_name = "accounts/password_set_done.html"
 
 
 class LogoutView(auth_views.LogoutView):
@@ -191,13 +223,14 @@ def members(request: HttpRequest, organization_slug: str) -> HttpResponse:
                     email=form.cleaned_data["email"],
                     role=form.cleaned_data["role"],
                     actor=request.user,
+                    language=form.cleaned_data["language"] or None,
                 )
             except ValidationError as error:
                 _add_service_errors(form, error)
             else:
                 messages.success(
                     request,
-                    _("%(email)s was added as %(role)s.")
+                    _("%(email)s was added as %(role)s and invited by email.")
                     % {"email": membership.user.email, "role": Role(membership.role).label},
                 )
                 return redirect("accounts:members", organization_slug=context.organization.slug)

@@ -90,6 +90,11 @@ MATRIX: dict[str, Rule] = {
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
+    "accounts:password_reset": R(kind="public"),
+    "accounts:password_reset_done": R(kind="public"),
+    "accounts:password_reset_confirm": R(kind="public"),
+    "accounts:invitation_accept": R(kind="public"),
+    "accounts:password_set_done": R(kind="public"),
     "accounts:organizations": R(acme_object=False),
     "accounts:switch_organization": R(
         "POST", data=lambda world: {"organization_id": world.personas.acme.pk}
@@ -330,6 +335,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
             "token": token,
+            "uidb64": "MQ",  # a password link that is not valid: the page says so
         }
         portal_evidence = editable.evidence.get().pk
         users = {

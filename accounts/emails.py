@@ -11,28 +11,23 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.tokens import default_token_generator
-from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
 from .models import Membership, User
 
 
-def _absolute(path: str) -> str:
-    return f"{settings.SITE_URL.rstrip('/')}{path}"
-
-
 def password_link(user: User, view_name: str) -> str:
     """A one-time link to a page that sets the user's password."""
     uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
-    return _absolute(reverse(view_name, kwargs={"uidb64": uidb64, "token": token}))
+    return site_url(view_name, uidb64=uidb64, token=token)
 
 
 def member_invitation_send(*, membership: Membership, actor: User) -> None:
@@ -49,7 +44,7 @@ def member_invitation_send(*, membership: Membership, actor: User) -> None:
             "organization": membership.organization,
             "role": membership.get_role_display(),
             "inviter": actor,
-            "url": _absolute(reverse("accounts:login"))
+            "url": site_url("accounts:login")
             if has_password
             else password_link(user, "accounts:invitation_accept"),
             "has_password": has_password,
@@ -80,11 +75,8 @@ class OutboxPasswordResetForm(PasswordResetForm):
             template="password_reset",
             context={
                 **context,
-                "url": _absolute(
-                    reverse(
-                        "accounts:password_reset_confirm",
-                        kwargs={"uidb64": context["uid"], "token": context["token"]},
-                    )
+                "url": site_url(
+                    "accounts:password_reset_confirm", uidb64=context["uid"], token=context["token"]
                 ),
             },
             secret=True,

@@ -54,6 +54,7 @@ from .services import (
     assessment_submit,
     evidence_add,
     evidence_remove,
+    portal_question_path,
     vendor_editable_codes,
     vendor_link_resolve,
 )
@@ -634,8 +635,7 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
 
 
 def _question_url(portal: Portal, code: str) -> str:
-    question = portal.spec.questions[code]
-    return f"{_url('section', portal, question.section)}#q-{code}"  # each question has this id
+    return portal_question_path(portal.token, portal.spec.questions[code])
 
 
 @portal_view

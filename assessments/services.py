@@ -17,14 +17,16 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
 from accounts.tenancy import OrgContext
+from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
-from questionnaires.spec import QuestionnaireSpec
+from questionnaires.spec import Question, QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
@@ -509,9 +511,25 @@ def evidence_remove(
 # -- vendor links --------------------------------------------------------------------------
 
 
-def vendor_link_url(token: str, path: str = "") -> str:
-    """The private link's address (with `path` inside the portal, e.g. `section/CTX/`)."""
-    return f"{settings.SITE_URL.rstrip('/')}/v/{token}/{path}"
+def vendor_link_url(token: str) -> str:
+    """The private link's full address (its landing page), for an email."""
+    return site_url("portal:landing", token)
+
+
+def vendor_question_url(token: str, question: Question) -> str:
+    """The full address of one question in the vendor portal, for an email."""
+    return site_url("portal:section", token, question.section, fragment=question_anchor(question))
+
+
+def portal_question_path(token: str, question: Question) -> str:
+    """One question in the vendor portal: its section, at the question."""
+    return (
+        f"{reverse('portal:section', args=[token, question.section])}#{question_anchor(question)}"
+    )
+
+
+def question_anchor(question: Question) -> str:
+    return f"q-{question.code}"  # the id of the question's input in the portal
 
 
 def vendor_link_token_hash(token: str) -> str:

@@ -19,7 +19,7 @@ from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
 from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
-from .services import ServiceError, vendor_link_issue, vendor_link_url
+from .services import ServiceError, vendor_link_issue, vendor_link_url, vendor_question_url
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def changes_requested_notify(*, review: Review, actor: User) -> OutboundEmail | 
         ReopenedQuestion(
             code=code,
             text=questions[code].text,
-            url=vendor_link_url(token, f"s/{questions[code].section}/#question-{code}"),
+            url=vendor_question_url(token, questions[code]),
         )
         for code in review.reopened_codes
         if code in questions

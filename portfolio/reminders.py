@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import QuerySet
-from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Membership, Organization, User
@@ -31,6 +30,7 @@ from assessments.models import (
 from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
 from assessments.services import ServiceError
 from assessments.vendor_mail import due_date_remind
+from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
@@ -148,7 +148,7 @@ def _risk_acceptances(today: dt.date) -> tuple[int, int]:
                     "organization": organization,
                     "member": member,
                     "expired": has_expired,
-                    "url": _member_url("assessments:findings", decision.assessment_id),
+                    "url": site_url("assessments:findings", decision.assessment_id),
                 },
                 organization=organization,
             )
@@ -156,10 +156,6 @@ def _risk_acceptances(today: dt.date) -> tuple[int, int]:
                 expired += has_expired
                 expiring += not has_expired
     return expiring, expired
-
-
-def _member_url(name: str, *args: object) -> str:
-    return f"{settings.SITE_URL.rstrip('/')}{reverse(name, args=args)}"
 
 
 # -- the weekly digest ---------------------------------------------------------------------
@@ -244,7 +240,7 @@ def _digests(today: dt.date) -> int:
                     "organization": organization,
                     "member": user,
                     "today": today,
-                    "dashboard_url": _member_url("assessments:dashboard"),
+                    "dashboard_url": site_url("assessments:dashboard"),
                     "site_url": settings.SITE_URL.rstrip("/"),
                 },
                 organization=organization,

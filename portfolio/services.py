@@ -182,6 +182,9 @@ def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:
         .values_list("pk", flat=True)
     )
     finished = sum(rescore_item_run(item_id=item_id) for item_id in list(pending))
+    # Progress is noted per chunk, not per item: one row every worker would write per item
+    # would make the workers wait for each other.
+    RescoreBatch.objects.filter(pk=batch_id).update(progressed_at=timezone.now())
     rescore_batch_settle(batch_id=batch_id)
     return finished
 
@@ -206,14 +209,19 @@ def rescore_item_run(*, item_id: int) -> bool:
                 transaction.set_rollback(True)
         item.refresh_from_db()
     try:
-        run = scoring_run_execute(run_id=item.run_id)
+        # The score and the item's end in one commit (a commit is most of an item's time on
+        # SQLite): a worker that dies in between leaves both undone, and the next delivery
+        # redoes both.
+        with transaction.atomic():
+            run = scoring_run_execute(run_id=item.run_id)
+            if run is not None:
+                return _item_finish(item, run)
     except TRANSIENT_ERRORS:
         raise  # the chunk task tries again; the item stays unfinished
     except Exception as exc:  # permanent: recorded on the run, the assessment keeps its result
         scoring_run_fail(run_id=item.run_id, error=f"{type(exc).__name__}: {exc}")
-        run = None
-    run = ScoringRun.objects.get(pk=item.run_id) if run is None else run
-    return _item_finish(item, run)
+    with transaction.atomic():
+        return _item_finish(item, ScoringRun.objects.get(pk=item.run_id))
 
 
 def _item_finish(item: RescoreItem, run: ScoringRun) -> bool:
@@ -236,7 +244,6 @@ def _item_finish(item: RescoreItem, run: ScoringRun) -> bool:
         .exclude(state__in=FINISHED)
         .update(finished_at=now, **fields)
     )
-    RescoreBatch.objects.filter(pk=item.batch_id).update(progressed_at=now)
     return bool(finished)
 
 

@@ -14,6 +14,12 @@ from outbox.services import email_deliver, email_enqueue, emails_retry_due
 REFUSING = "tests.outbox.backends.RefusingBackend"
 
 
+@pytest.fixture(autouse=True)
+def empty_outbox(personas):
+    """Without the members' invitations written when the personas were made."""
+    OutboundEmail.objects.all().delete()
+
+
 def enqueue(personas, key="event:1", **overrides):
     fields = {
         "event_key": key,

@@ -264,7 +264,7 @@ def test_changes_requested_sends_the_reopened_questions_as_links_with_the_note(
     spec = invited.questionnaire.spec
     for code in ("CTX-02", "KV-01"):
         assert spec.questions[code].text.zh_hant in email.body  # in Mei's language
-    urls = re.findall(r"https?://\S+/v/([\w-]+)/s/(\w+)/#question-([\w-]+)", email.body)
+    urls = re.findall(r"https?://\S+/v/([\w-]+)/s/(\w+)/#q-([\w-]+)", email.body)
     assert [(section, code) for _token, section, code in urls] == [
         ("CTX", "CTX-02"),
         ("KV", "KV-01"),

@@ -82,6 +82,11 @@ class Organization(models.Model):
     brand_colour = models.CharField(
         _("brand colour"), max_length=7, blank=True, validators=[validate_brand_colour]
     )
+    require_two_factor = models.BooleanField(
+        _("require two-factor sign-in"),
+        default=False,
+        help_text=_("Members reach this organization only after a second factor."),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

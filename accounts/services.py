@@ -27,6 +27,7 @@ from accounts.models import (
 )
 from accounts.roles import Capability, Role, role_can
 from accounts.validators import logo_content_type, validate_brand_colour
+from config.text import text_errors
 
 # Recording every request would turn each API read into a write.
 API_TOKEN_USE_RECORD_INTERVAL = timedelta(minutes=1)
@@ -81,6 +82,8 @@ def organization_update_branding(
         errors["report_display_name"] = [
             ValidationError(_("Use at most 200 characters."), code="max_length")
         ]
+    elif problems := text_errors(report_display_name):
+        errors["report_display_name"] = [ValidationError(problem) for problem in problems]
     brand_colour = brand_colour.strip().upper()
     if brand_colour:
         try:

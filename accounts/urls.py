@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts import views
+from accounts import two_factor_views, views
 
 app_name = "accounts"
 
@@ -20,6 +20,13 @@ urlpatterns = [
         name="invitation_accept",
     ),
     path("password-set/", views.PasswordSetDoneView.as_view(), name="password_set_done"),
+    path("two-factor/", two_factor_views.two_factor, name="two_factor"),
+    path("two-factor/verify/", two_factor_views.two_factor_verify_view, name="two_factor_verify"),
+    path(
+        "two-factor/disable/",
+        two_factor_views.two_factor_disable_view,
+        name="two_factor_disable",
+    ),
     path("", views.organizations, name="organizations"),
     path("switch/", views.switch, name="switch_organization"),
     # Shortcuts to the current organization's pages, for navigation links.
@@ -40,6 +47,11 @@ urlpatterns = [
         "orgs/<slug:organization_slug>/members/<int:membership_id>/remove/",
         views.member_remove,
         name="member_remove",
+    ),
+    path(
+        "orgs/<slug:organization_slug>/two-factor/",
+        two_factor_views.organization_two_factor,
+        name="organization_two_factor",
     ),
     path("orgs/<slug:organization_slug>/branding/", views.branding, name="branding"),
     path("orgs/<slug:organization_slug>/logo/", views.logo, name="logo"),

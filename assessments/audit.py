@@ -1,14 +1,54 @@
-"""The audit trail: who did what, appended by the services that do it."""
+"""The audit trail: who did what, appended by the services that do it, chained by SHA-256.
+
+Each event's `hash` covers its content (canonical JSON) and the previous event's hash of the
+same organization, so editing or deleting any row breaks the chain from there on. Appends of one
+organization are serialised on its chain head row (and the database refuses a second successor
+of an event), so concurrent writers cannot fork the chain. `audit_chain_verify` walks it.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
 from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import Organization, User
 
-from .models import Assessment, AuditEvent, Channel, VendorLink
+from .models import Assessment, AuditChainHead, AuditEvent, Channel, VendorLink
 
 
+def audit_event_content(event: Any) -> dict[str, Any]:
+    """What the hash covers: every column but the id and the hashes themselves. Works on model
+    instances of any migration state (the chaining migration uses it too)."""
+    return {
+        "organization": event.organization_id,
+        "assessment": event.assessment_id,
+        "actor": event.actor_id,
+        "actor_label": event.actor_label,
+        "channel": event.channel,
+        "action": event.action,
+        # As the database gives it back (tuples become lists, and so on).
+        "detail": json.loads(json.dumps(event.detail)),
+        "created_at": event.created_at.astimezone(dt.UTC).isoformat(timespec="microseconds"),
+    }
+
+
+def audit_event_hash(content: dict[str, Any], previous_hash: str) -> str:
+    canonical = json.dumps(
+        {"event": content, "previous": previous_hash},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+@transaction.atomic
 def audit_record(
     *,
     organization: Organization,
@@ -26,7 +66,8 @@ def audit_record(
     else:
         label = "AVIA"
         channel = Channel.SYSTEM
-    return AuditEvent.objects.create(
+    head = _locked_head(organization)
+    event = AuditEvent(
         organization=organization,
         assessment=assessment,
         actor=actor,
@@ -34,4 +75,68 @@ def audit_record(
         channel=channel,
         action=action,
         detail=detail or {},
+        created_at=timezone.now(),
+        previous_hash=head.hash,
     )
+    event.hash = audit_event_hash(audit_event_content(event), head.hash)
+    event.save()
+    head.last_event_id, head.hash = event.pk, event.hash
+    head.save(update_fields=["last_event_id", "hash"])
+    return event
+
+
+def _locked_head(organization: Organization) -> AuditChainHead:
+    # The organization row is locked first, so that two first events cannot both create the
+    # head (on SQLite the IMMEDIATE transaction already serialises writers).
+    list(Organization.objects.select_for_update().filter(pk=organization.pk).values_list("pk"))
+    head, _created = AuditChainHead.objects.select_for_update().get_or_create(
+        organization_id=organization.pk
+    )
+    return head
+
+
+# -- verification --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditChainReport:
+    organization: Organization
+    events: int
+    broken_event_id: int | None = None
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def audit_chain_verify(*, organization: Organization) -> AuditChainReport:
+    """Walk the organization's events in order; report the first broken link."""
+    expected_previous = ""
+    count = 0
+    last_id = None
+    events = AuditEvent.objects.filter(organization=organization).order_by("id")
+    for event in events.iterator(chunk_size=2000):
+        if event.previous_hash != expected_previous:
+            return AuditChainReport(
+                organization,
+                count,
+                event.pk,
+                "it does not follow the event before it: an event was deleted or edited",
+            )
+        if audit_event_hash(audit_event_content(event), event.previous_hash) != event.hash:
+            return AuditChainReport(
+                organization, count, event.pk, "its content does not match its hash: edited"
+            )
+        expected_previous, last_id = event.hash, event.pk
+        count += 1
+    head = AuditChainHead.objects.filter(organization=organization).first()
+    head_hash = head.hash if head is not None else ""
+    if head_hash != expected_previous:
+        return AuditChainReport(
+            organization,
+            count,
+            head.last_event_id if head is not None else last_id,
+            "the newest events are missing: the chain ends before the recorded head",
+        )
+    return AuditChainReport(organization, count)

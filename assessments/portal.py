@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,16 +24,18 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.cache import patch_cache_control
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 from django.views.decorators.http import require_POST
+from redis.exceptions import RedisError
 
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import (
@@ -46,7 +49,15 @@ from questionnaires.validation import (
 from scoring.evidence import LogParseResult
 
 from . import lifecycle
-from .models import Assessment, AssessmentStatus, Channel, EvidenceFile, ReviewDecision, VendorLink
+from .models import (
+    Assessment,
+    AssessmentStatus,
+    Channel,
+    EvidenceFile,
+    ReviewDecision,
+    TokenFailureCount,
+    VendorLink,
+)
 from .services import (
     ServiceError,
     answer_values,
@@ -63,8 +74,16 @@ from .services import (
 #
 # Tokens carry 256 bits, so guessing is hopeless anyway; the limit keeps scanners from hammering
 # the token lookup and makes them visible. Only failures count: a vendor reloading a page is
-# never limited. Once an address is over the limit every lookup from it is refused, valid or not,
-# so the answer cannot be used to tell a good token from a bad one.
+# never limited. An address over the limit gets 429 for every unknown token, but a valid link
+# still opens from it: behind a shared NAT address one scanner must not lock every vendor out,
+# and telling a scanner "this one is valid" costs nothing when it cannot find one to try.
+# Failures are counted in the cache (Redis in production); when the cache is down they are
+# counted in the database instead, so the portal keeps working and the limit keeps holding.
+
+
+logger = logging.getLogger(__name__)
+# What a cache backend raises when its server is unreachable (Redis; OSError for sockets).
+CACHE_ERRORS = (RedisError, OSError)
 
 
 def _token_failure_limit() -> int:
@@ -75,24 +94,63 @@ def _token_failure_window() -> int:
     return getattr(settings, "PORTAL_TOKEN_FAILURE_WINDOW", 10 * 60)  # seconds
 
 
-def _token_failure_key(request: HttpRequest) -> str:
+def _client_address(request: HttpRequest) -> str:
     # REMOTE_ADDR, not X-Forwarded-For: a client can write any forwarded address it likes.
-    # Behind a reverse proxy, the proxy (or a trusted middleware) must set REMOTE_ADDR.
-    return f"portal:token-failures:{request.META.get('REMOTE_ADDR') or 'unknown'}"
+    # Behind trusted reverse proxies config.proxy.TrustedProxyMiddleware has set it already.
+    return (request.META.get("REMOTE_ADDR") or "unknown")[:64]
+
+
+def _token_failure_key(request: HttpRequest) -> str:
+    return f"portal:token-failures:{_client_address(request)}"
+
+
+def _token_failures(request: HttpRequest) -> int:
+    try:
+        return cache.get(_token_failure_key(request), 0)
+    except CACHE_ERRORS as exc:
+        logger.warning("cache unavailable, counting vendor-link failures in the database: %s", exc)
+    window_start = timezone.now() - dt.timedelta(seconds=_token_failure_window())
+    row = TokenFailureCount.objects.filter(
+        address=_client_address(request), window_started_at__gt=window_start
+    ).first()
+    return row.count if row is not None else 0
 
 
 def token_failures_exceeded(request: HttpRequest) -> bool:
-    return cache.get(_token_failure_key(request), 0) >= _token_failure_limit()
+    if _token_failures(request) < _token_failure_limit():
+        return False
+    token = request.resolver_match.kwargs.get("token", "") if request.resolver_match else ""
+    return vendor_link_resolve(token=token) is None
 
 
 def token_failure_record(request: HttpRequest) -> None:
     key = _token_failure_key(request)
-    if cache.add(key, 1, timeout=_token_failure_window()):
-        return
     try:
-        cache.incr(key)
-    except ValueError:  # expired between add() and incr()
-        cache.set(key, 1, timeout=_token_failure_window())
+        if cache.add(key, 1, timeout=_token_failure_window()):
+            return
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add() and incr()
+            cache.set(key, 1, timeout=_token_failure_window())
+        return
+    except CACHE_ERRORS as exc:
+        logger.warning("cache unavailable, counting vendor-link failures in the database: %s", exc)
+    _token_failure_record_in_database(_client_address(request))
+
+
+@transaction.atomic
+def _token_failure_record_in_database(address: str) -> None:
+    now = timezone.now()
+    row, created = TokenFailureCount.objects.select_for_update().get_or_create(
+        address=address, defaults={"count": 1, "window_started_at": now}
+    )
+    if created:
+        return
+    if now - row.window_started_at > dt.timedelta(seconds=_token_failure_window()):
+        row.count, row.window_started_at = 1, now  # a new window
+    else:
+        row.count += 1
+    row.save(update_fields=["count", "window_started_at"])
 
 
 # -- the access helper every view goes through ----------------------------------------------

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Organization, User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
+from config.text import text_errors
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.validation import AnswerValidationError, validate_answers
 
@@ -164,8 +165,8 @@ def renewal_start(
             errors["changes"] = [_("Choose what changed in the deployment.")]
         elif unknown:
             errors["changes"] = [_("Unknown changes: %(codes)s.") % {"codes": ", ".join(unknown)}]
-    if len(note) > 4000:
-        errors["note"] = [_("Keep the note under 4,000 characters.")]
+    if note_errors := text_errors(note, max_length=4000):
+        errors["note"] = note_errors
     if errors:
         raise ServiceError(errors)
     if original.status not in RENEWABLE_STATUSES:

@@ -67,7 +67,7 @@ def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
     started = time.perf_counter()
     # Counted (and marked running) in its own transaction, so a failed attempt still counts.
     ScoringRun.objects.filter(pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.RUNNING, attempts=F("attempts") + 1
+        status=RunStatus.RUNNING, attempts=F("attempts") + 1, dispatched_at=timezone.now()
     )
     with transaction.atomic():
         run = (

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import InputSerializer
+from questionnaires.validation import MAX_CODES_PER_REQUEST, too_many_codes_message
 from scoring.engine import EvidenceItem
 
 from .models import (
@@ -59,6 +60,13 @@ class AnswerMapField(serializers.DictField):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(child=serializers.JSONField(allow_null=True), **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict) and len(data) > MAX_CODES_PER_REQUEST:
+            raise serializers.ValidationError(
+                too_many_codes_message(len(data), MAX_CODES_PER_REQUEST)
+            )
+        return super().to_internal_value(data)
 
 
 class AssessmentCreateInputSerializer(InputSerializer):

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import secrets
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
 from accounts.tenancy import OrgContext
+from config.text import readable_name, text_errors, text_fields_errors
 from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
@@ -50,8 +51,11 @@ from .models import (
     Vendor,
     VendorLink,
 )
+from .queueing import publish_on_commit
 from .sniffing import sniff_content_type
-from .storage import evidence_storage
+from .storage import UploadTooLarge, evidence_storage, store_upload
+
+logger = logging.getLogger(__name__)
 
 
 class ServiceError(Exception):
@@ -69,6 +73,12 @@ class ConflictError(ServiceError):
     """The request is valid but the assessment's status does not allow it (HTTP 409)."""
 
     status_code = 409
+
+
+class StorageFullError(ServiceError):
+    """A file could not be written (disk full or failing): nothing was saved (HTTP 507)."""
+
+    status_code = 507
 
 
 class ForbiddenError(ServiceError):
@@ -123,6 +133,15 @@ def vendor_update(*, vendor: Vendor, actor: User, channel: str, **fields: Any) -
 def _full_clean(instance: Any) -> None:
     from django.core.exceptions import ValidationError
 
+    text_problems = text_fields_errors(
+        {
+            field.name: (getattr(instance, field.attname), field.max_length)
+            for field in type(instance)._meta.concrete_fields
+            if isinstance(field, models.CharField | models.TextField)
+        }
+    )
+    if text_problems:
+        raise ServiceError(text_problems)
     try:
         instance.full_clean(exclude=["organization"])
     except ValidationError as exc:
@@ -399,7 +418,12 @@ def evidence_add(
     question = spec.questions.get(question_code or "")
     errors: dict[str, list[Any]] = {}
     if question is None or question.type != "file":
-        errors[question_code or "question"] = [_("This question does not take evidence files.")]
+        readable_code = (
+            question_code and len(question_code) <= 20 and not text_errors(question_code)
+        )
+        errors[question_code if readable_code else "question"] = [
+            _("This question does not take evidence files.")
+        ]
     else:
         allowed = _editable_codes(assessment, vendor_link)
         if allowed is not None and question_code not in allowed:
@@ -439,48 +463,68 @@ def evidence_add(
             }
         )
     storage = evidence_storage()
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
-    upload.seek(0)
-    storage_name = storage.save(f"{assessment.organization_id}/{uuid.uuid4().hex}", upload)
+    # A "../../x" or "C:\\x" name is reduced to its last part; files are stored under a
+    # random name in any case, the original name is only shown.
+    original_name = readable_name(upload.name or "", max_length=255, default="evidence")
+    try:
+        stored = store_upload(
+            upload, storage=storage, directory=str(assessment.organization_id), max_bytes=limit
+        )
+    except UploadTooLarge:
+        raise ServiceError(
+            {
+                question_code: [
+                    _("The file is larger than %(limit)s MB.") % {"limit": limit // 1_048_576}
+                ]
+            }
+        ) from None
+    except OSError as exc:
+        logger.error("evidence upload not stored: %s", exc)
+        raise StorageFullError(
+            {
+                question_code: [
+                    _(
+                        "The file could not be stored (the server's disk may be full); nothing was saved. Please try again later."
+                    )
+                ]
+            }
+        ) from exc
     # The file is written before its row: if parsing or the row fails, remove the file again.
     try:
-        original_name = (upload.name or "evidence").rsplit("/", 1)[-1][:255]
-        with storage.open(storage_name, "rb") as stored:
+        with storage.open(stored.name, "rb") as handle:
             result = parse_evidence(
-                stored, parser=question.parser, source_name=original_name, max_bytes=limit
+                handle, parser=question.parser, source_name=original_name, max_bytes=limit
             )
         evidence = EvidenceFile.objects.create(
             assessment=assessment,
             question_code=question_code,
             original_name=original_name,
-            storage_name=storage_name,
-            size=storage.size(storage_name),
-            sha256=digest.hexdigest(),
+            storage_name=stored.name,
+            size=stored.size,
+            sha256=stored.sha256,
             content_type=content_type,
             parsed=result.parsed,
             parse_result=result.to_dict(),
             uploaded_by=actor,
             channel=channel,
         )
-    except Exception:
-        storage.delete(storage_name)
+        audit_record(
+            organization=assessment.organization,
+            assessment=assessment,
+            action="evidence.uploaded",
+            actor=actor,
+            vendor_link=vendor_link,
+            channel=channel,
+            detail={
+                "question": question_code,
+                "file": original_name,
+                "parsed": result.parsed,
+                "sha256": evidence.sha256,
+            },
+        )
+    except BaseException:
+        storage.delete(stored.name)
         raise
-    audit_record(
-        organization=assessment.organization,
-        assessment=assessment,
-        action="evidence.uploaded",
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-        detail={
-            "question": question_code,
-            "file": original_name,
-            "parsed": result.parsed,
-            "sha256": evidence.sha256,
-        },
-    )
     return evidence
 
 
@@ -557,7 +601,7 @@ def vendor_link_issue(
     from django.core.validators import validate_email
 
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
-    errors: dict[str, list[Any]] = {}
+    errors: dict[str, list[Any]] = text_fields_errors({"contact_name": (contact_name, 200)})
     try:
         validate_email(contact_email)
     except ValidationError:
@@ -731,7 +775,7 @@ def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringR
     run = scoring_run_create(
         assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
     )
-    score_assessment_run.delay_on_commit(run.pk)
+    publish_on_commit(score_assessment_run, run.pk)
     return run
 
 
@@ -755,12 +799,16 @@ def scoring_run_create(
 
 
 def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
-    """Four eyes: a reviewer may not decide on an assessment they created, submitted or edited."""
+    """Four eyes: a reviewer may not decide on an assessment they created, submitted or edited
+    (uploading or removing evidence is editing: a startup log decides findings)."""
     if assessment.created_by_id == reviewer.pk:
         return True
     if assessment.answer_revisions.filter(changed_by=reviewer).exists():
         return True
-    return assessment.audit_events.filter(actor=reviewer, action="assessment.submitted").exists()
+    return assessment.audit_events.filter(
+        actor=reviewer,
+        action__in=("assessment.submitted", "evidence.uploaded", "evidence.removed"),
+    ).exists()
 
 
 @transaction.atomic
@@ -775,13 +823,15 @@ def review_record(
     reopen_codes: list[str] | None = None,
 ) -> Review:
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
-    errors: dict[str, list[Any]] = {}
+    errors: dict[str, list[Any]] = text_fields_errors(
+        {"conditions": (conditions, 4000), "message": (message, 4000)}
+    )
     if decision not in ReviewDecision.values:
         errors["decision"] = [
             _("Choose approve, approve with conditions, reject or request changes.")
         ]
     if decision == ReviewDecision.APPROVED_WITH_CONDITIONS and not conditions.strip():
-        errors["conditions"] = [_("State the conditions of the approval.")]
+        errors.setdefault("conditions", []).append(_("State the conditions of the approval."))
     spec = assessment.questionnaire.spec
     reopen = list(dict.fromkeys(reopen_codes or []))
     if decision == ReviewDecision.CHANGES_REQUESTED:
@@ -794,7 +844,7 @@ def review_record(
                 _("Not vendor questions: %(codes)s.") % {"codes": ", ".join(unknown)}
             ]
         if not message.strip():
-            errors["message"] = [_("Tell the vendor what to change.")]
+            errors.setdefault("message", []).append(_("Tell the vendor what to change."))
     if reviewer_conflict(assessment=assessment, reviewer=reviewer):
         errors["reviewer"] = [
             _(
@@ -859,14 +909,16 @@ def risk_decision_record(
     actor: User,
     channel: str,
 ) -> RiskDecision:
-    errors: dict[str, list[Any]] = {}
+    errors: dict[str, list[Any]] = text_fields_errors(
+        {"justification": (justification, 4000), "owner": (owner, 200)}
+    )
     run = assessment.latest_run
     if run is None or not run.findings.filter(rule_id=rule_id).exists():
         errors["rule_id"] = [_("This rule has no finding in the latest scoring run.")]
     if not justification.strip():
-        errors["justification"] = [_("Give the justification.")]
+        errors.setdefault("justification", []).append(_("Give the justification."))
     if not owner.strip():
-        errors["owner"] = [_("Name the owner of this decision.")]
+        errors.setdefault("owner", []).append(_("Name the owner of this decision."))
     if expires_on is None:
         errors["expires_on"] = [_("Give an expiry date.")]
     elif expires_on <= timezone.localdate():

@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import (
+    ImproperlyConfigured,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
@@ -18,7 +23,6 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -31,6 +35,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext, org_context_for_request
 from assessments.lifecycle import IllegalTransition
 from assessments.services import ServiceError
+from config.api_json import BoundedJSONParser
 from questionnaires.validation import AnswerValidationError
 
 # -- errors --------------------------------------------------------------------------------
@@ -77,6 +82,9 @@ def _as_api_exception(exc: Exception) -> exceptions.APIException | None:
         return exceptions.NotFound()
     if isinstance(exc, DjangoPermissionDenied):
         return exceptions.PermissionDenied(*exc.args)
+    if isinstance(exc, RequestDataTooBig | TooManyFieldsSent | TooManyFilesSent):
+        # Django's own limits on form bodies (DATA_UPLOAD_MAX_*): a 400 like any other.
+        return exceptions.ValidationError({"body": [str(exc)]})
     return None
 
 
@@ -172,7 +180,7 @@ class OrganizationAPIView(GenericAPIView):
 
     required_capability: ClassVar[Mapping[str, CapabilityRule]] = {}
     # JSON bodies only (the evidence upload takes multipart): anything else is a 415.
-    parser_classes: ClassVar[list[type]] = [JSONParser]
+    parser_classes: ClassVar[list[type]] = [BoundedJSONParser]
     # Lists that filter opt in (the list of assessments); the others take no query filters.
     filter_backends: ClassVar[list[type]] = []
     # DRF's OPTIONS metadata would build serializers outside the organization; not offered.

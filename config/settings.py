@@ -4,6 +4,7 @@ Defaults run out of the box on SQLite with a local Redis; see the README for the
 """
 
 import base64
+import datetime as dt
 import hashlib
 import os
 from pathlib import Path
@@ -36,7 +37,15 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = env_str("SECRET_KEY", "avia-insecure-development-key-change-me-in-production")
+DEVELOPMENT_SECRET_KEY = "avia-insecure-development-key-change-me-in-production"
+SECRET_KEY = env_str("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    # Sessions, password-reset links and CSRF tokens are signed with it: a published key lets
+    # anyone forge a session. Refuse to run rather than warn.
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the development key while DEBUG is false: set SECRET_KEY to a long random "
+        "value (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
@@ -45,6 +54,9 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Static files are served by WhiteNoise in development too (runserver --nostatic), so
+    # DEBUG on and off behave alike.
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
@@ -52,6 +64,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "accounts",
     "questionnaires",
     "scoring",
@@ -63,6 +79,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.proxy.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -70,9 +87,14 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
+    "accounts.two_factor.TwoFactorRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.middleware.DatabaseBusyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -102,12 +124,47 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and a worker share the file: wait for a lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("timeout", 20)
+    # The web server and the workers share the file. WAL lets readers go on while one process
+    # writes; IMMEDIATE takes the write lock when a transaction starts, where the busy timeout
+    # applies (a deferred transaction that upgrades later fails at once with "database is
+    # locked"); the timeout makes a writer wait its turn instead of failing. synchronous=NORMAL
+    # is safe in WAL mode (no corruption; a power cut may lose the last commits).
+    sqlite_options = DATABASES["default"].setdefault("OPTIONS", {})
+    sqlite_options.setdefault("timeout", env_int("SQLITE_BUSY_TIMEOUT", 20))
+    sqlite_options.setdefault("transaction_mode", "IMMEDIATE")
+    sqlite_options.setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+
+AUTHENTICATION_BACKENDS = [
+    # First, so that a locked-out account is refused before its password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Sessions end after SESSION_AGE_HOURS since sign-in (and with the browser if asked).
+SESSION_COOKIE_AGE = env_int("SESSION_AGE_HOURS", 12) * 3600
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins an account is locked
+# for LOGIN_LOCKOUT_MINUTES, whatever address the attempts come from. Failures are counted in the
+# database, so the limit holds with Redis down and across web processes.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username"]
+# axes.W006 warns that a lockout without the address can be dodged by changing user agent or
+# cookies; a lockout by account alone cannot (it counts every attempt on the account), and one by
+# address would lock out a whole office behind one NAT address.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
+AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_CALLABLE = "accounts.lockout.lockout_username"
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "config.proxy.client_address"
+AXES_VERBOSE = False
+
+# Two-factor authentication (django-otp): TOTP devices and one-time backup codes.
+OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", "AVIA")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -131,7 +188,12 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every requ
 # through permission-checked views.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 50 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Request bodies other than file uploads (JSON, form fields) are refused above this size, and
+# forms above this many fields; JSON is also refused nested deeper than API_JSON_MAX_DEPTH.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 20
+API_JSON_MAX_DEPTH = 32
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
@@ -152,8 +214,51 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The queue tasks are sent to (and a worker consumes unless told otherwise with --queues).
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A message taken by a worker that then dies (SIGKILL, power loss) is handed out again once it
+# has been unacknowledged this long; Redis is checked for such messages every 5 s. Longer tasks
+# may be delivered twice, which the tasks are built for (idempotent, one result).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 60),
+    "unacked_restore_interval": 5,
+    "unacked_restore_throttle": 1,
+    "socket_timeout": 10,
+    "socket_connect_timeout": 3,
+}
+# Running tasks whose broker connection is lost are redelivered anyway: stop them.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# The sweeper (config.sweeper) re-queues scoring runs and reports the broker lost: queued for
+# longer than SWEEPER_QUEUED_AFTER seconds, or running longer than their task's time limit.
+SWEEPER_INTERVAL = env_int("SWEEPER_INTERVAL", 30)
+SWEEPER_QUEUED_AFTER = env_int("SWEEPER_QUEUED_AFTER", 60)
+# Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stuck-work": {
+        "task": "config.sweeper.requeue_stuck_task",
+        "schedule": float(SWEEPER_INTERVAL),
+        "options": {"expires": float(SWEEPER_INTERVAL)},
+    },
+    "resume-stalled-rescore-batches": {
+        "task": "portfolio.tasks.resume_stalled_rescore_batches",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "retry-due-emails": {
+        "task": "outbox.tasks.retry_due_emails",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "send-reminders": {
+        "task": "portfolio.tasks.send_reminders",
+        "schedule": float(env_int("REMINDER_SWEEP_SECONDS", 3600)),
+        "options": {"expires": 600.0},
+    },
+}
+# Each worker refreshes a key in Redis every WORKER_HEARTBEAT_INTERVAL s; /healthz reads them.
+WORKER_HEARTBEAT_INTERVAL = env_int("WORKER_HEARTBEAT_INTERVAL", 10)
 # Rescore batches: assessments per chunk task (chunks are spread over every worker process), and
 # how long a batch may go without progress before the sweeper queues its unfinished items again.
 RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 25)
@@ -166,24 +271,6 @@ RENEWAL_NOTICE_DAYS = env_int("RENEWAL_NOTICE_DAYS", 30)
 REMINDER_DAYS_BEFORE_DUE = env_int("REMINDER_DAYS_BEFORE_DUE", 7)
 RISK_ACCEPTANCE_NOTICE_DAYS = env_int("RISK_ACCEPTANCE_NOTICE_DAYS", 14)
 DIGEST_HORIZON_DAYS = env_int("DIGEST_HORIZON_DAYS", 30)
-# Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
-CELERY_BEAT_SCHEDULE = {
-    "send-reminders": {
-        "task": "portfolio.tasks.send_reminders",
-        "schedule": float(env_int("REMINDER_SWEEP_SECONDS", 3600)),
-        "options": {"expires": 600.0},
-    },
-    "resume-stalled-rescore-batches": {
-        "task": "portfolio.tasks.resume_stalled_rescore_batches",
-        "schedule": 60.0,
-        "options": {"expires": 60.0},
-    },
-    "retry-due-emails": {
-        "task": "outbox.tasks.retry_due_emails",
-        "schedule": 60.0,
-        "options": {"expires": 60.0},
-    },
-}
 
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.
@@ -224,6 +311,15 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api_json.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_RENDERER_CLASSES": [
+        "config.api_json.SafeJSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -261,6 +357,26 @@ LOGGING = {
     },
 }
 
+# -- behind HTTPS and a reverse proxy (see the README's production table) -------------------
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# The proxy's header saying the client used HTTPS, as NAME=VALUE (e.g. X-Forwarded-Proto=https);
+# set it only when the proxy always sets (or strips) that header.
+if proxy_ssl_header := env_str("SECURE_PROXY_SSL_HEADER", ""):
+    header_name, _separator, header_value = proxy_ssl_header.partition("=")
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + header_name.strip().upper().replace("-", "_"),
+        header_value.strip(),
+    )
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+# Addresses (or networks) of reverse proxies allowed to name the client in X-Forwarded-For;
+# config.proxy.TrustedProxyMiddleware then puts the client's address in REMOTE_ADDR, which the
+# login lockout and the vendor-link limit count by.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", "")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")

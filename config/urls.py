@@ -1,6 +1,8 @@
 from django.urls import include, path
 from django.views.i18n import set_language
 
+from config.health import healthz
+
 urlpatterns = [
     path("", include("assessments.urls")),
     path("", include("reports.urls")),
@@ -9,4 +11,5 @@ urlpatterns = [
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),
     path("i18n/setlang/", set_language, name="set_language"),
+    path("healthz", healthz, name="healthz"),
 ]

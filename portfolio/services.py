@@ -25,6 +25,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
+from assessments.queueing import publish
 from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
 from assessments.services import ForbiddenError, ServiceError, scoring_run_create
 from scoring.models import Ruleset
@@ -161,12 +162,13 @@ def _item_ids(batch: RescoreBatch, *, unfinished: bool = False) -> list[int]:
 
 
 def _queue_chunks(batch_id: int, item_ids: Sequence[int]) -> None:
-    """Fan the items out in chunks, so that every worker process takes a share."""
+    """Fan the items out in chunks, so that every worker process takes a share. A chunk the
+    broker cannot take now is left to `rescore_batches_resume` (the batch stalls, then resumes)."""
     from .tasks import rescore_chunk
 
     size = settings.RESCORE_CHUNK_SIZE
     for start in range(0, len(item_ids), size):
-        rescore_chunk.delay(batch_id, list(item_ids[start : start + size]))
+        publish(rescore_chunk, batch_id, list(item_ids[start : start + size]))
 
 
 def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:

@@ -16,11 +16,16 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from packaging.version import InvalidVersion
 
+from config.text import shown_safely, text_errors
+
 from .conditions import Visibility, parse_version, to_cel_value
 from .spec import Question, QuestionnaireSpec
 
 TEXT_MAX_LENGTH = 4000
 VERSION_MAX_LENGTH = 64
+CODE_MAX_LENGTH = 20
+# More codes than any questionnaire has questions: refused before each one is looked at.
+MAX_CODES_PER_REQUEST = 1000
 INTEGER_MAX = 10**12  # a trillion tokens, hours or days: anything larger is a typing mistake
 _PLAIN_INTEGER = re.compile(r"^\d+$")
 _GROUPED_INTEGER = re.compile(r"^\d{1,3}(,\d{3})+$")
@@ -119,6 +124,12 @@ def _clean_integer(question: Question, raw: Any) -> int:
         raise ValueError(_integer_message(question))
     if isinstance(raw, int):
         value = raw
+    elif isinstance(raw, str) and len(raw) > 40:
+        # Far beyond INTEGER_MAX, and int() of thousands of digits is refused (or slow).
+        raise ValueError(
+            _("%(value)s is out of range; the largest accepted value is 10¹².")
+            % {"value": _shorten(raw)}
+        )
     elif isinstance(raw, str) and (
         _PLAIN_INTEGER.match(raw.strip()) or _GROUPED_INTEGER.match(raw.strip())
     ):
@@ -129,7 +140,8 @@ def _clean_integer(question: Question, raw: Any) -> int:
         raise ValueError(_integer_message(question))
     if value > INTEGER_MAX:
         raise ValueError(
-            _("%(value)s is out of range; the largest accepted value is 10¹².") % {"value": value}
+            _("%(value)s is out of range; the largest accepted value is 10¹².")
+            % {"value": _shorten(value)}
         )
     return value
 
@@ -176,13 +188,9 @@ def _clean_date(question: Question, raw: Any) -> dt.date:
 
 
 def _clean_text(question: Question, raw: Any) -> str:
-    if not isinstance(raw, str):
-        raise ValueError(_("Enter text."))
-    if len(raw) > TEXT_MAX_LENGTH:
-        raise ValueError(
-            _("The text is %(length)s characters long; the limit is %(limit)s.")
-            % {"length": len(raw), "limit": TEXT_MAX_LENGTH}
-        )
+    problems = text_errors(raw, max_length=TEXT_MAX_LENGTH)
+    if problems:
+        raise ValueError(problems[0])
     return raw.strip()
 
 
@@ -204,9 +212,22 @@ _CLEANERS = {
 }
 
 
+def too_many_codes_message(count: int, limit: int) -> str:
+    return _("%(count)s codes given; at most %(limit)s are accepted.") % {
+        "count": count,
+        "limit": limit,
+    }
+
+
 def _shorten(value: Any, limit: int = 40) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shown_safely(value, limit)
+
+
+def _error_key(code: Any) -> str:
+    """A code as the key of its error: an unreadable or overlong "code" is reported under
+    `answers` (a key must be safe to send back)."""
+    text = str(code)
+    return text if len(text) <= CODE_MAX_LENGTH and not text_errors(text) else "answers"
 
 
 def validate_answers(
@@ -233,10 +254,20 @@ def validate_answers(
         raise AnswerValidationError(
             {"comments": [_("“comments” must be an object of question codes.")]}
         )
+    for name, given in (("answers", answers), ("comments", comments)):
+        if given is not None and len(given) > len(questionnaire.questions):
+            # Refused before any work: 300,000 unknown codes would cost seconds and megabytes.
+            raise AnswerValidationError(
+                {name: [too_many_codes_message(len(given), len(questionnaire.questions))]}
+            )
     for code, raw in (answers or {}).items():
         question = questionnaire.questions.get(code)
         if question is None:
-            errors.setdefault(str(code), []).append(_("Unknown question code."))
+            errors.setdefault(_error_key(code), []).append(
+                _("Unknown question code “%(code)s”.") % {"code": _shorten(code, 24)}
+                if _error_key(code) == "answers"
+                else _("Unknown question code.")
+            )
             continue
         if allowed is not None and code not in allowed:
             errors.setdefault(code, []).append(_("This question cannot be answered here."))
@@ -247,16 +278,15 @@ def validate_answers(
             errors.setdefault(code, []).append(exc.args[0])
     for code, raw in (comments or {}).items():
         if code not in questionnaire.questions:
-            errors.setdefault(str(code), []).append(_("Unknown question code (in comments)."))
+            errors.setdefault(_error_key(code), []).append(
+                _("Unknown question code (in comments).")
+            )
         elif allowed is not None and code not in allowed:
             errors.setdefault(code, []).append(_("This question cannot be answered here."))
         elif raw is not None and not isinstance(raw, str):
             errors.setdefault(code, []).append(_("A comment must be text."))
-        elif raw is not None and len(raw) > TEXT_MAX_LENGTH:
-            errors.setdefault(code, []).append(
-                _("The comment is %(length)s characters long; the limit is %(limit)s.")
-                % {"length": len(raw), "limit": TEXT_MAX_LENGTH}
-            )
+        elif problems := text_errors(raw, max_length=TEXT_MAX_LENGTH):
+            errors.setdefault(code, []).extend(problems)
         else:
             clean_comments[code] = (raw or "").strip()
     if errors:

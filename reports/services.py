@@ -25,6 +25,7 @@ from accounts.models import Organization, User
 from accounts.roles import Capability
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
+from assessments.queueing import publish_on_commit
 from assessments.services import ConflictError, ServiceError
 
 from .context import report_context
@@ -99,7 +100,7 @@ def report_request(
     )
     from .tasks import render_report_task
 
-    render_report_task.delay_on_commit(report.pk)
+    publish_on_commit(render_report_task, report.pk)
     return report
 
 
@@ -119,7 +120,8 @@ def report_render(*, report_id: int) -> Report | None:
             return report
         report.status, report.error = ReportStatus.RENDERING, ""
         report.attempts += 1
-        report.save(update_fields=["status", "error", "attempts"])
+        report.dispatched_at = timezone.now()
+        report.save(update_fields=["status", "error", "attempts", "dispatched_at"])
 
     run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
     rendered_at = timezone.now()

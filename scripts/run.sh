@@ -1,45 +1,89 @@
 #!/usr/bin/env bash
-# make run: migrate, load the catalogue and the demo workspace, start Redis, a Celery worker and
-# the web server. Stop with Ctrl-C (the worker and Redis stop with it).
+# make run: migrate, load the catalogue and the demo workspace, start Redis, a Celery worker,
+# Celery beat (the sweeper) and the web server (gunicorn, config/gunicorn.py). Stop with Ctrl-C:
+# what this script started stops with it, and nothing else (a Redis it found running stays).
+#
+#   HOST=127.0.0.1 PORT=8000   where the web server listens (loopback unless told otherwise)
+#   DEBUG=true                 Django's debug pages (off by default, as in production)
+#   REDIS_PORT=6379            the preferred port of this checkout's own Redis
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 export DJANGO_SETTINGS_MODULE=config.settings
-PORT=${PORT:-8000}
-REDIS_PORT=${REDIS_PORT:-6379}
-export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT}/0}
+export HOST=${HOST:-127.0.0.1}
+export PORT=${PORT:-8000}
+export DEBUG=${DEBUG:-false}
+export WEB_CONCURRENCY=${WEB_CONCURRENCY:-2}   # gunicorn worker processes
+url_host=$HOST; [[ $HOST == *:* ]] && url_host="[$HOST]"   # an IPv6 address in a URL
+export SITE_URL=${SITE_URL:-http://${url_host}:${PORT}}
+export ALLOWED_HOSTS=${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1],${url_host}}
+# Plain HTTP on this machine: cookies must not require HTTPS here (they do in production).
+export SECURE_COOKIES=${SECURE_COOKIES:-false}
 mkdir -p var
 
-python manage.py compilemessages --ignore=.venv -v 0
-python manage.py migrate --noinput -v 0
-python manage.py load_catalog
+# A secret key of this checkout's own (never the development key), kept under var/.
+if [[ -z "${SECRET_KEY:-}" ]]; then
+  if [[ ! -s var/secret-key ]]; then
+    (umask 077; python -c 'import secrets; print(secrets.token_urlsafe(50))' >var/secret-key)
+  fi
+  SECRET_KEY=$(cat var/secret-key); export SECRET_KEY
+fi
 
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; scripts/redis.sh stop "$REDIS_PORT"; }
+redis_started=0
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ $redis_started == 1 ]]; then scripts/redis.sh stop "$REDIS_PORT"; fi
+}
+trap cleanup EXIT INT TERM
+
+# Redis: this checkout's own, reused if it is already running; a port taken by anything else
+# (e.g. Debian's system Redis on 6379) is left alone and a free port is used instead.
 with_worker=0
-if command -v redis-server >/dev/null && scripts/redis.sh start "$REDIS_PORT"; then
-  trap cleanup EXIT INT TERM
+if [[ -z "${REDIS_URL:-}" ]] && command -v redis-server >/dev/null; then
+  REDIS_PORT=${REDIS_PORT:-6379}
+  for _ in 1 2 3; do
+    if state=$(scripts/redis.sh start "$REDIS_PORT" 2>/dev/null); then
+      [[ $state == started ]] && redis_started=1
+      with_worker=1
+      break
+    fi
+    REDIS_PORT=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  done
+  export REDIS_URL=redis://127.0.0.1:${REDIS_PORT}/0
+elif [[ -n "${REDIS_URL:-}" ]]; then
   with_worker=1
-else
+fi
+if [[ $with_worker == 0 ]]; then
   echo "WARNING: Redis is not available (install the Debian package redis-server)."
   echo "         Falling back to running scoring tasks in-process (CELERY_TASK_ALWAYS_EAGER=1)."
   export CELERY_TASK_ALWAYS_EAGER=1
 fi
+
+python manage.py compilemessages --ignore=.venv -v 0
+python manage.py migrate --noinput -v 0
+python manage.py collectstatic --noinput -v 0
+python manage.py load_catalog
 
 # The demo is scored in-process; started afterwards, the worker finds those runs done.
 python manage.py load_demo
 if [[ $with_worker == 1 ]]; then
   celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &
   pids+=($!)
-  echo "Celery worker started (log: var/celery.log), broker $REDIS_URL"
+  celery -A config beat --loglevel INFO --schedule var/celerybeat-schedule >var/celery-beat.log 2>&1 &
+  pids+=($!)
+  echo "Celery worker and beat started (logs: var/celery.log, var/celery-beat.log), broker $REDIS_URL"
 fi
 
 cat <<MSG
 
-  AVIA is running:  http://127.0.0.1:${PORT}/
+  AVIA is running:  ${SITE_URL}/
   Log in as         owner@demo.avia     (also assessor@, reviewer@, viewer@demo.avia)
   Password          avia-demo-2026
-  API docs          http://127.0.0.1:${PORT}/api/docs/
+  API docs          ${SITE_URL}/api/docs/
 
 MSG
-python manage.py runserver "0.0.0.0:${PORT}"
+gunicorn -c config/gunicorn.py &
+pids+=($!)
+wait "${pids[-1]}"

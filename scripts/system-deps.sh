@@ -4,6 +4,7 @@
 set -euo pipefail
 
 packages=(
+  python3 python3-venv               # the virtualenv (.venv) that holds the Python packages
   redis-server                       # Celery broker
   libpango-1.0-0 libpangoft2-1.0-0   # WeasyPrint text layout
   libharfbuzz-subset0                # WeasyPrint font subsetting (about 10x faster with it)

@@ -10,10 +10,12 @@ export REDIS_URL="redis://127.0.0.1:${AVIA_TEST_REDIS_PORT}/0"
 export MEDIA_ROOT="$PWD/var/test-media"
 mkdir -p artifacts var
 
-# Stop Redis at the end only if this run started it (another run may be sharing it).
+# Stop Redis at the end only if this run started it (another run may be sharing it). A Redis
+# on the port that this checkout did not start is used as it is (and never stopped).
 if ! redis-cli -p "$AVIA_TEST_REDIS_PORT" ping >/dev/null 2>&1; then
-  scripts/redis.sh start "$AVIA_TEST_REDIS_PORT"
-  trap 'scripts/redis.sh stop "$AVIA_TEST_REDIS_PORT"' EXIT
+  if [[ $(scripts/redis.sh start "$AVIA_TEST_REDIS_PORT") == started ]]; then
+    trap 'scripts/redis.sh stop "$AVIA_TEST_REDIS_PORT"' EXIT
+  fi
 fi
 
 python manage.py compilemessages --ignore=.venv -v 0

@@ -193,8 +193,9 @@ def test_the_detail_view_reads_a_bounded_number_of_queries(
     personas, scored, client_as, django_assert_max_num_queries
 ):
     client = client_as(personas.alice)
-    # session, user, membership, assessment, answers, evidence, runs, rulesets, findings, titles
-    with django_assert_max_num_queries(10):
+    # session, user, two-factor requirement, membership, assessment, answers, evidence, runs,
+    # rulesets, findings, titles
+    with django_assert_max_num_queries(11):
         assert client.get(f"/api/v1/assessments/{scored.pk}/").status_code == 200
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +35,7 @@ from scoring.registry import builtin_catalog
 from scoring.services import catalog_load
 from tests.personas import Personas, make_personas
 
-from .worker import Worker, eventually
+from .worker import Worker, route_all_tasks_to, start_celery
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -135,52 +133,60 @@ def celery_worker_process(
         "task_routes": celery_app.conf.task_routes,
         "task_always_eager": celery_app.conf.task_always_eager,
     }
-    celery_app.conf.update(task_routes={"*": {"queue": queue}}, task_always_eager=False)
+    celery_app.conf.update(task_always_eager=False)
+    route_all_tasks_to({"*": {"queue": queue}})
 
     ARTIFACTS.mkdir(exist_ok=True)
     log_path = ARTIFACTS / f"celery-worker-{queue}.log"
-    environment = {
+    environment = worker_environment(
+        database_url=database_url, redis_url=redis_url, media_root=media_root, queue=queue
+    )
+    arguments = worker_arguments(queue=queue, nodename=nodename)
+    log_path.write_text("", encoding="utf-8")
+    process = start_celery(arguments, environment=environment, log_path=log_path)
+    worker = Worker(process, nodename, queue, log_path, redis_url, arguments, environment)
+    try:
+        worker.wait_until_ready(timeout=WORKER_START_TIMEOUT)
+        yield worker
+    finally:
+        worker.stop()
+        with celery_app.connection_for_write() as broker:
+            broker.default_channel.queue_delete(queue)
+        celery_app.conf.update(**previous)
+        route_all_tasks_to(previous["task_routes"])
+        media_override.disable()
+        if request.session.testsfailed == 0:
+            log_path.unlink(missing_ok=True)  # kept only to explain a failure
+
+
+def worker_environment(
+    *, database_url: str, redis_url: str, media_root: Path, queue: str, **extra: str
+) -> dict[str, str]:
+    """What a worker (or beat) process of the tests runs with: the test database, the broker,
+    the shared media folder; whatever it queues itself (the sweeper) goes to `queue`."""
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "MEDIA_ROOT": str(media_root),
         "CELERY_TASK_ALWAYS_EAGER": "False",
+        "CELERY_QUEUE": queue,
+        # The sweeper runs only where a test starts Celery beat; then it is quick to act.
+        "SWEEPER_QUEUED_AFTER": "3",
         "PYTHONUNBUFFERED": "1",
+        **extra,
     }
-    command = [
-        sys.executable, "-m", "celery", "-A", "config", "worker",
-        "--pool", "solo", "--concurrency", "1", "--loglevel", "INFO",
+
+
+def worker_arguments(
+    *, queue: str, nodename: str, pool: str = "solo", concurrency: int = 1
+) -> list[str]:
+    return [
+        "worker", "--pool", pool, "--concurrency", str(concurrency), "--loglevel", "INFO",
         "--without-gossip", "--without-mingle", "--without-heartbeat",
         "--queues", queue, "--hostname", nodename,
     ]  # fmt: skip
-    with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT
-        )
-    worker = Worker(process, nodename, queue, log_path, redis_url)
-    try:
-        eventually(
-            lambda: celery_app.control.ping(destination=[nodename], timeout=0.5),
-            timeout=WORKER_START_TIMEOUT,
-            what=f"the worker {nodename} answers a ping",
-            interval=0.1,
-            worker=worker,
-        )
-        yield worker
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        with celery_app.connection_for_write() as broker:
-            broker.default_channel.queue_delete(queue)
-        celery_app.conf.update(**previous)
-        media_override.disable()
-        if request.session.testsfailed == 0:
-            log_path.unlink(missing_ok=True)  # kept only to explain a failure
 
 
 # -- per test ------------------------------------------------------------------------------------

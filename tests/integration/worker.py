@@ -3,10 +3,13 @@ longer than needed."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,31 @@ from config.celery import app as celery_app
 IDLE_TIMEOUT = 30
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_celery(arguments: list[str], *, environment: dict[str, str], log_path: Path):
+    """`celery -A config ARGUMENTS` in a session of its own (so that killing its process group
+    kills a prefork pool's children too), logging to `log_path`."""
+    with log_path.open("a", encoding="utf-8") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", *arguments],
+            cwd=ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def route_all_tasks_to(routes: dict | None) -> None:
+    """Set this process's task routes now. Celery builds its router once, on the first send,
+    so changing `task_routes` alone would not change where the next task goes."""
+    celery_app.conf.task_routes = routes
+    celery_app.amqp.flush_routes()
+    celery_app.amqp.__dict__.pop("router", None)  # the cached router, rebuilt on next use
+
+
 @dataclass
 class Worker:
     process: subprocess.Popen
@@ -25,6 +53,37 @@ class Worker:
     queue: str
     log_path: Path
     redis_url: str
+    arguments: list[str] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)
+
+    def wait_until_ready(self, timeout: float = 45) -> None:
+        eventually(
+            lambda: celery_app.control.ping(destination=[self.nodename], timeout=0.5),
+            timeout=timeout,
+            what=f"the worker {self.nodename} answers a ping",
+            interval=0.1,
+            worker=self,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process and pool children): no warm shutdown, no
+        message given back to the broker."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def restart(self) -> None:
+        self.process = start_celery(
+            self.arguments, environment=self.environment, log_path=self.log_path
+        )
+        self.wait_until_ready()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")

@@ -29,13 +29,12 @@ def load_settings(**env: str) -> subprocess.CompletedProcess:
 
 
 def test_production_settings_refuse_to_start_without_a_key():
-    refused = load_settings(DEBUG="false")
+    production = {"DEBUG": "false", "SECRET_KEY": "a-long-random-production-key-" + "x" * 40}
+    refused = load_settings(**production)
     assert refused.returncode != 0
     assert "PROBE_KEYS_FERNET_KEY is not set" in refused.stderr
     assert (
-        load_settings(
-            DEBUG="false", PROBE_KEYS_FERNET_KEY=Fernet.generate_key().decode()
-        ).returncode
+        load_settings(**production, PROBE_KEYS_FERNET_KEY=Fernet.generate_key().decode()).returncode
         == 0
     )
 

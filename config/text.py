@@ -1,0 +1,74 @@
+"""Is this text readable and safe to keep? The one check every free-text input goes through.
+
+Refused: lone surrogates (they cannot be encoded as UTF-8, so neither stored in PostgreSQL nor
+written into a JSON response), NUL and the other C0/C1 control characters except tab, line feed
+and carriage return (they corrupt logs, PDFs and terminals), the bidirectional overrides and
+isolates U+202A–U+202E and U+2066–U+2069 (they make text display in an order other than the
+one stored: "Trojan Source"), and text longer than the field's limit. Messages name the
+character by its code point and never echo it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_UNREADABLE = re.compile(f"{_SURROGATE.pattern}|{_CONTROL.pattern}|{_BIDI_OVERRIDE.pattern}")
+
+
+def text_errors(value: Any, *, max_length: int | None = None) -> list[str]:
+    """Why `value` cannot be kept as text (empty list: it can). None and "" are fine."""
+    if value is None:
+        return []
+    if not isinstance(value, str):
+        return [_("Enter text.")]
+    if max_length is not None and len(value) > max_length:
+        # Checked first: a 10 MB string gets this message without being scanned.
+        return [
+            _("The text is %(length)s characters long; the limit is %(limit)s.")
+            % {"length": len(value), "limit": max_length}
+        ]
+    errors = []
+    for pattern, message in (
+        (_SURROGATE, _("The text contains an invalid character (a lone surrogate, %(char)s).")),
+        (_CONTROL, _("The text contains a control character (%(char)s); remove it.")),
+        (
+            _BIDI_OVERRIDE,
+            _("The text contains a direction override (%(char)s), which can disguise text."),
+        ),
+    ):
+        found = pattern.search(value)
+        if found:
+            errors.append(message % {"char": f"U+{ord(found.group()):04X}"})
+    return errors
+
+
+def shown_safely(value: Any, limit: int = 40) -> str:
+    """`value` as text fit to quote back in a message: unreadable characters replaced by
+    U+FFFD and cut to `limit` characters."""
+    text = _UNREADABLE.sub("\ufffd", str(value)[: limit * 2])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def readable_name(value: str, *, max_length: int, default: str) -> str:
+    """A file name as given by a client, made safe to store and show: the last path
+    component only, unreadable characters dropped, cut to `max_length`."""
+    name = re.split(r"[\\/]", value or "")[-1]
+    name = _UNREADABLE.sub("", name).strip().lstrip(".")
+    return name[:max_length] or default
+
+
+def text_fields_errors(fields: Mapping[str, tuple[Any, int | None]]) -> dict[str, list[str]]:
+    """`text_errors` of several fields at once: {field: (value, max_length)} → {field: [...]},
+    only the fields with a problem."""
+    return {
+        name: problems
+        for name, (value, max_length) in fields.items()
+        if (problems := text_errors(value, max_length=max_length))
+    }

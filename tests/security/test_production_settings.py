@@ -1,0 +1,62 @@
+"""The documented production environment passes `check --deploy` without a warning, and the
+development secret key is refused outright when DEBUG is off."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The production settings of the README's table (what an operator sets).
+PRODUCTION_ENV = {
+    "DEBUG": "false",
+    "SECRET_KEY": "k2Vd0n9-sF1yq3Tz7uWcB8eHjLmPxR4aG6oN5iQvZ_tYbD2hEsK1wUfJ9cMlAgXp",
+    "ALLOWED_HOSTS": "avia.example.com",
+    "SITE_URL": "https://avia.example.com",
+    "SECURE_SSL_REDIRECT": "true",
+    "SECURE_HSTS_SECONDS": "31536000",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
+    "SECURE_HSTS_PRELOAD": "true",
+    "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto=https",
+    "TRUSTED_PROXIES": "127.0.0.1",
+    "PROBE_KEYS_FERNET_KEY": "u5rBk3mV0cO9j8kqgD0T7d2c1m5YbQ6oWqKxY4fA0tE=",
+}
+
+
+def manage(*args, **env):
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in PRODUCTION_ENV and key != "DJANGO_SETTINGS_MODULE"
+    }
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_with_the_documented_production_env():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+    assert "WARNINGS" not in result.stdout + result.stderr
+
+
+def test_the_development_key_is_refused_when_debug_is_off():
+    env = {**PRODUCTION_ENV}
+    del env["SECRET_KEY"]
+    result = manage("check", **env)
+    assert result.returncode != 0
+    assert "SECRET_KEY is the development key while DEBUG is false" in result.stderr
+
+
+def test_without_the_https_settings_check_deploy_warns():
+    env = {**PRODUCTION_ENV, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0"}
+    result = manage("check", "--deploy", **env)
+    assert "security.W008" in result.stdout + result.stderr
+    assert "security.W004" in result.stdout + result.stderr

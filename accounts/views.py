@@ -388,6 +388,7 @@ def _page_context(context: OrgContext) -> dict[str, object]:
         "organization": context.organization,
         "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
         "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
+        "can_manage_policy": context.can(Capability.MANAGE_POLICY),
     }
 
 

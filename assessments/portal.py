@@ -49,6 +49,7 @@ from questionnaires.validation import (
 from scoring.evidence import LogParseResult
 
 from . import lifecycle
+from .forms import ReassessForm
 from .models import (
     Assessment,
     AssessmentStatus,
@@ -688,6 +689,7 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
             change_request=change_request,
             reopened=reopened,
             questionnaire_description=portal.spec.description.get(portal.language),
+            change_form=ReassessForm(),
         ),
     )
 
@@ -910,6 +912,41 @@ def thanks(request: HttpRequest, portal: Portal) -> HttpResponse:
     if portal.assessment.status in lifecycle.EDITABLE_STATUSES:
         return redirect(_url("review", portal))
     return render(request, "portal/thanks.html", _context(portal))
+
+
+@portal_view
+@require_POST
+def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
+    """The vendor declares that the deployment changed: a reassessment opens without the CTX
+    answers and the startup log, and its new private link is emailed to this contact."""
+    from .models import RenewalReason
+    from .reassessment import renewal_start
+
+    form = ReassessForm(request.POST)
+    changes = form.cleaned_data["changes"] if form.is_valid() else []
+    try:
+        renewal_start(
+            assessment=portal.assessment,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=changes,
+            note=form.cleaned_data.get("note", "") if form.is_valid() else "",
+            vendor_link=portal.link,
+            channel=Channel.VENDOR_LINK,
+        )
+    except ServiceError as error:
+        for field_messages in error.errors.values():
+            for message in field_messages:
+                messages.error(request, message)
+    else:
+        messages.success(
+            request,
+            _(
+                "Thank you. We emailed a new private link to %(email)s: answer the context-window "
+                "questions for the new deployment there and upload its startup log."
+            )
+            % {"email": portal.link.contact_email},
+        )
+    return redirect(_url("landing", portal))
 
 
 @portal_view

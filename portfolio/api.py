@@ -21,7 +21,7 @@ from assessments.models import Channel
 from config.api import OrganizationAPIView, error_responses
 
 from . import selectors, services
-from .exports import changes_csv, changes_filename
+from .exports import changes_csv, csv_download
 from .serializers import (
     RescoreBatchInputSerializer,
     RescoreBatchQueuedSerializer,
@@ -109,10 +109,4 @@ class RescoreBatchChangesCsv(OrganizationAPIView):
     )
     def get(self, request: Request, org: OrgContext, batch_id: int) -> HttpResponse:
         batch = selectors.rescore_batch_get(organization=org.organization, batch_id=batch_id)
-        return csv_response(batch.pk, changes_csv(selectors.batch_changes(batch=batch)))
-
-
-def csv_response(batch_id: int, text: str) -> HttpResponse:
-    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{changes_filename(batch_id)}"'
-    return response
+        return csv_download(batch.pk, changes_csv(selectors.batch_changes(batch=batch)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
+from django.http import HttpResponse
+
 from .selectors import Change
 
 COLUMNS = [
@@ -56,3 +58,9 @@ def changes_csv(changes: list[Change]) -> str:
 
 def changes_filename(batch_id: int) -> str:
     return f"rescore-batch-{batch_id}-changes.csv"
+
+
+def csv_download(batch_id: int, text: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{changes_filename(batch_id)}"'
+    return response

@@ -1,7 +1,7 @@
 """Writes of the portfolio: making a rescore batch and carrying it out in chunks.
 
 A batch is made in one transaction (its items name every assessment, with the run that was its
-latest); its chunks are queued once that commits. A chunk task takes item ids and scores each
+latest); its chunks are queued once that commits. A task fans the items out in chunks; a chunk task takes item ids and scores each
 item that is not finished yet through the one scoring service, so a chunk delivered twice, or
 again after a worker died in the middle of it, finishes what is left and counts nothing twice.
 A batch that stops moving (its messages lost with a broker or a worker) is queued again by
@@ -25,7 +25,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
-from assessments.queueing import publish
+from assessments.queueing import publish, publish_on_commit
 from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
 from assessments.services import ForbiddenError, ServiceError, scoring_run_create
 from scoring.models import Ruleset
@@ -34,6 +34,7 @@ from scoring.tasks import TRANSIENT_ERRORS
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from .selectors import RESCORABLE_STATUSES, rescore_candidates
+from .tasks import rescore_batch_fan_out, rescore_chunk
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ def rescore_batch_create(
         filters=filters,
         requested_by=member.user,
     )
-    items = RescoreItem.objects.bulk_create(
+    RescoreItem.objects.bulk_create(
         (
             RescoreItem(batch=batch, assessment=a, before_run_id=a.latest_run_id)
             for a in assessments
@@ -106,8 +107,9 @@ def rescore_batch_create(
         channel=channel,
         detail={"batch": batch.pk, "ruleset": ruleset.key, "total": batch.total, **filters},
     )
-    item_ids = [item.pk for item in items]
-    transaction.on_commit(lambda: _queue_chunks(batch.pk, item_ids))
+    # One message now; a worker fans the chunks out (thousands of publishes would hold up
+    # the request).
+    publish_on_commit(rescore_batch_fan_out, batch.pk)
     return batch
 
 
@@ -161,11 +163,16 @@ def _item_ids(batch: RescoreBatch, *, unfinished: bool = False) -> list[int]:
     return list(items.order_by("pk").values_list("pk", flat=True))
 
 
+def rescore_batch_fan_out_run(*, batch_id: int) -> int:
+    """Queue the chunks of the batch's unfinished items; returns how many items."""
+    item_ids = _item_ids(RescoreBatch(pk=batch_id), unfinished=True)
+    _queue_chunks(batch_id, item_ids)
+    return len(item_ids)
+
+
 def _queue_chunks(batch_id: int, item_ids: Sequence[int]) -> None:
     """Fan the items out in chunks, so that every worker process takes a share. A chunk the
     broker cannot take now is left to `rescore_batches_resume` (the batch stalls, then resumes)."""
-    from .tasks import rescore_chunk
-
     size = settings.RESCORE_CHUNK_SIZE
     for start in range(0, len(item_ids), size):
         publish(rescore_chunk, batch_id, list(item_ids[start : start + size]))

@@ -24,6 +24,14 @@ def rescore_chunk(self, batch_id: int, item_ids: list[int]) -> int:  # noqa: ANN
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
+@shared_task(acks_late=True, reject_on_worker_lost=True, time_limit=300, soft_time_limit=280)
+def rescore_batch_fan_out(batch_id: int) -> int:
+    """Queues the chunks of a new batch (a chunk that is queued twice is harmless)."""
+    from .services import rescore_batch_fan_out_run
+
+    return rescore_batch_fan_out_run(batch_id=batch_id)
+
+
 @shared_task(ignore_result=True, time_limit=120, soft_time_limit=100)
 def resume_stalled_rescore_batches() -> int:
     """Run by Celery beat every minute."""

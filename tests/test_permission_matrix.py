@@ -145,6 +145,12 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
     "api:probe-run-detail": R(kind="api"),
     # the portfolio
+    "portfolio:rescore": R(acme_object=False),
+    "portfolio:batch": R(),
+    "portfolio:batch_changes_csv": R(),
+    "portfolio:policy": R(roles=("owner",), acme_object=False),
+    "portfolio:reassess": R("POST", roles=("owner", "assessor")),
+    "portfolio:outbox": R(roles=("owner",), acme_object=False),
     "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
     "api:rescore-batch-detail": R(kind="api"),
     "api:rescore-batch-changes": R(kind="api"),
@@ -163,6 +169,7 @@ MATRIX: dict[str, Rule] = {
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
+    "portal:configuration_change": R("POST", kind="portal"),
 }
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}

@@ -7,15 +7,25 @@ import json
 from functools import cache
 
 import pytest
+from django.core import mail
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
 from assessments.models import Assessment, Channel, ScoringRun
 from assessments.scoring_runs import scoring_run_execute
-from assessments.services import answer_values, assessment_create, assessment_submit, vendor_create
+from assessments.services import (
+    answer_values,
+    answers_save,
+    assessment_create,
+    assessment_submit,
+    evidence_add,
+    vendor_create,
+    vendor_link_issue,
+)
 from scoring.models import Ruleset
 from scoring.registry import builtin_catalog
 from tests.api.conftest import token_client  # noqa: F401 (a fixture, shared)
-from tests.conftest import EXAMPLES, QUESTIONNAIRE
+from tests.conftest import EXAMPLES, LOGS, QUESTIONNAIRE
 
 V1, V2 = "incident-2026-kv@1", "incident-2026-kv@2"
 
@@ -46,6 +56,56 @@ def scored_with(ruleset_key: str, *, organization, actor, vendor_name: str, fixt
     )
     scoring_run_execute(run_id=run.pk)
     return Assessment.objects.get(pk=assessment.pk)
+
+
+def answered_by_mei(personas, capture, *, startup_log: bool = True) -> Assessment:
+    """Inferno AI of Acme: the buyer's answers and comments by Ava, the vendor invited (Mei, in
+    Traditional Chinese), the launch-day answers with (optionally) the startup log, submitted
+    and scored. `vendor_token` is Mei's private link, as her invitation gave it."""
+    vendor = vendor_create(
+        organization=personas.acme, actor=personas.ava, channel=Channel.WEB, name="Inferno AI"
+    )
+    assessment = assessment_create(
+        organization=personas.acme,
+        vendor=vendor,
+        questionnaire_key=QUESTIONNAIRE,
+        actor=personas.ava,
+        channel=Channel.WEB,
+    )
+    answers_save(
+        assessment=assessment,
+        answers=answer_file("incident-2026-launch"),
+        comments={"CTX-01": "As advertised on our pricing page.", "KV-01": "Shared pool."},
+        actor=personas.ava,
+        channel=Channel.WEB,
+    )
+    with capture(execute=True):
+        link, token = vendor_link_issue(
+            assessment=assessment,
+            contact_email="mei@inferno.test",
+            contact_name="Mei Chan",
+            language="zh-hant",
+            actor=personas.ava,
+            channel=Channel.WEB,
+        )
+    if startup_log:
+        log = "sglang-prefill-glm53-launch.log"
+        evidence_add(
+            assessment=assessment,
+            question_code="CTX-08",
+            upload=SimpleUploadedFile(log, (LOGS / log).read_bytes()),
+            vendor_link=link,
+            channel=Channel.VENDOR_LINK,
+        )
+    with transaction.atomic():
+        run = assessment_submit(
+            assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK
+        )
+    scoring_run_execute(run_id=run.pk)
+    mail.outbox.clear()
+    scored = Assessment.objects.get(pk=assessment.pk)
+    scored.vendor_token = token
+    return scored
 
 
 @cache

@@ -9,7 +9,6 @@ import re
 
 import pytest
 from django.core import mail
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,7 +16,6 @@ from accounts.models import Membership
 from accounts.tenancy import OrgContext
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
-    Assessment,
     AssessmentStatus,
     Channel,
     RenewalReason,
@@ -27,26 +25,21 @@ from assessments.reassessment import (
     reassessment_policy_update,
     renewal_start,
 )
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services import (
     ConflictError,
     ForbiddenError,
     ServiceError,
     answer_values,
-    answers_save,
     assessment_create,
     assessment_submit,
-    evidence_add,
     review_record,
     vendor_create,
-    vendor_link_issue,
     vendor_link_resolve,
 )
 from assessments.storage import evidence_storage
 from outbox.models import EmailKind, OutboundEmail
-from tests.conftest import LOGS
 
-from .conftest import answer_file
+from .conftest import answered_by_mei
 
 
 def member(personas, user):
@@ -56,49 +49,8 @@ def member(personas, user):
 
 @pytest.fixture
 def invited(catalog, personas, django_capture_on_commit_callbacks):
-    """Inferno AI, answered through Mei's link (in Traditional Chinese) with its startup log,
-    submitted and scored (not decided yet)."""
-    vendor = vendor_create(
-        organization=personas.acme, actor=personas.ava, channel=Channel.WEB, name="Inferno AI"
-    )
-    assessment = assessment_create(
-        organization=personas.acme,
-        vendor=vendor,
-        questionnaire_key="ai-inference-isolation@1",
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
-    answers_save(
-        assessment=assessment,
-        answers=answer_file("incident-2026-launch"),
-        comments={"CTX-01": "As advertised on our pricing page.", "KV-01": "Shared pool."},
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        link, _token = vendor_link_issue(
-            assessment=assessment,
-            contact_email="mei@inferno.test",
-            contact_name="Mei Chan",
-            language="zh-hant",
-            actor=personas.ava,
-            channel=Channel.WEB,
-        )
-    log = "sglang-prefill-glm53-launch.log"
-    evidence_add(
-        assessment=assessment,
-        question_code="CTX-08",
-        upload=SimpleUploadedFile(log, (LOGS / log).read_bytes()),
-        vendor_link=link,
-        channel=Channel.VENDOR_LINK,
-    )
-    with transaction.atomic():
-        run = assessment_submit(
-            assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK
-        )
-    scoring_run_execute(run_id=run.pk)
-    mail.outbox.clear()
-    return Assessment.objects.get(pk=assessment.pk)
+    """Inferno AI answered through Mei's link with its startup log, scored (not decided)."""
+    return answered_by_mei(personas, django_capture_on_commit_callbacks)
 
 
 # -- the policy and the due date -----------------------------------------------------------
@@ -272,3 +224,24 @@ def test_changes_requested_sends_the_reopened_questions_as_links_with_the_note(
     link = vendor_link_resolve(token=urls[0][0])
     assert link.assessment == invited and link.language == "zh-hant"
     assert OutboundEmail.objects.get(kind=EmailKind.CHANGES_REQUESTED).body == ""  # secret
+
+
+def test_the_vendor_reports_a_configuration_change_through_its_link(
+    invited, client, django_capture_on_commit_callbacks
+):
+    token = invited.vendor_token
+    landing = client.get(f"/v/{token}/")
+    assert landing.status_code == 200 and "/configuration-change/" in landing.content.decode()
+    refused = client.post(f"/v/{token}/configuration-change/", {"changes": []}, follow=True)
+    assert not invited.renewals.exists() and refused.status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/v/{token}/configuration-change/",
+            {"changes": ["parallelism"], "note": "TP4 → TP8"},
+        )
+    renewal = invited.renewals.get()
+    assert renewal.configuration_change == {"changes": ["parallelism"], "note": "TP4 → TP8"}
+    (email,) = mail.outbox
+    new_token = re.search(r"/v/([\w-]+)/", email.body).group(1)
+    assert vendor_link_resolve(token=new_token).assessment == renewal
+    assert vendor_link_resolve(token=token).assessment == invited  # the old link still works

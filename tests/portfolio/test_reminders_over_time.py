@@ -29,13 +29,12 @@ from assessments.services import (
     assessment_submit,
     review_record,
     risk_decision_record,
-    vendor_link_issue,
     vendor_link_resolve,
 )
 from outbox.models import EmailKind, OutboundEmail
 from portfolio.reminders import reminders_send
 
-from .conftest import answer_file
+from .conftest import answer_file, answered_by_mei
 
 HK = ZoneInfo("Asia/Hong_Kong")
 START = dt.datetime(2027, 1, 4, 9, 0, tzinfo=HK)  # a Monday
@@ -73,33 +72,7 @@ def vendor_emails(kind):
 
 def approved_assessment(personas, django_capture_on_commit_callbacks):
     """Inferno AI answered through a link by Mei (in Traditional Chinese), scored, approved."""
-    from assessments.services import assessment_create, vendor_create
-
-    vendor = vendor_create(
-        organization=personas.acme, actor=personas.ava, channel=Channel.WEB, name="Inferno AI"
-    )
-    assessment = assessment_create(
-        organization=personas.acme,
-        vendor=vendor,
-        questionnaire_key="ai-inference-isolation@1",
-        actor=personas.ava,
-        channel=Channel.WEB,
-        answers=answer_file("incident-2026-launch"),
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        link, _token = vendor_link_issue(
-            assessment=assessment,
-            contact_email="mei@inferno.test",
-            contact_name="Mei Chan",
-            language="zh-hant",
-            actor=personas.ava,
-            channel=Channel.WEB,
-        )
-    with transaction.atomic():
-        run = assessment_submit(
-            assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK
-        )
-    scoring_run_execute(run_id=run.pk)
+    assessment = answered_by_mei(personas, django_capture_on_commit_callbacks, startup_log=False)
     review_record(
         assessment=assessment,
         reviewer=personas.rex,

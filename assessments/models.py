@@ -117,6 +117,25 @@ class Assessment(models.Model):
         return f"{self.vendor} — {self.questionnaire.key}"
 
     @property
+    def status_label(self) -> str:
+        """The status as the decision was made: "Approved with conditions", not "Approved".
+
+        Lists annotate `latest_decision` (`selectors.assessments_for`); elsewhere it is read."""
+        if self.status != AssessmentStatus.APPROVED:
+            return str(self.get_status_display())
+        if "latest_decision" in self.__dict__:
+            decision = self.__dict__["latest_decision"]
+        else:
+            decision = (
+                self.reviews.order_by("-created_at", "-pk")
+                .values_list("decision", flat=True)
+                .first()
+            )
+        if decision == ReviewDecision.APPROVED_WITH_CONDITIONS:
+            return str(ReviewDecision(decision).label)
+        return str(self.get_status_display())
+
+    @property
     def is_overdue(self) -> bool:
         open_statuses = {
             AssessmentStatus.DRAFT,

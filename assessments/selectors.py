@@ -6,7 +6,7 @@ An object of another organization is simply not found (`Http404` via `get_object
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
@@ -16,6 +16,7 @@ from .models import (
     AuditEvent,
     EvidenceFile,
     Finding,
+    Review,
     ScoringRun,
     Vendor,
     VendorLink,
@@ -31,8 +32,15 @@ def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
 
 
 def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
-    return Assessment.objects.filter(organization=organization).select_related(
-        "vendor", "questionnaire", "latest_run__ruleset"
+    latest_decision = (
+        Review.objects.filter(assessment=OuterRef("pk"))
+        .order_by("-created_at", "-pk")
+        .values("decision")[:1]
+    )
+    return (
+        Assessment.objects.filter(organization=organization)
+        .select_related("vendor", "questionnaire", "latest_run__ruleset")
+        .annotate(latest_decision=Subquery(latest_decision))
     )
 
 

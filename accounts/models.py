@@ -7,10 +7,12 @@ from django.utils.translation import gettext_lazy as _
 from accounts.roles import Role
 from accounts.validators import (
     BRAND_COLOUR_PATTERN,
+    DEFAULT_TIME_ZONE,
     LOGO_MAX_BYTES,
     PNG_CONTENT_TYPE,
     SVG_CONTENT_TYPE,
     validate_brand_colour,
+    validate_time_zone,
 )
 
 
@@ -86,6 +88,14 @@ class Organization(models.Model):
         _("require two-factor sign-in"),
         default=False,
         help_text=_("Members reach this organization only after a second factor."),
+    )
+    # Every time the app shows (pages, reports, emails, exports) is in this zone.
+    time_zone = models.CharField(
+        _("time zone"),
+        max_length=64,
+        default=DEFAULT_TIME_ZONE,
+        validators=[validate_time_zone],
+        help_text=_("An IANA time zone name, e.g. Asia/Hong_Kong."),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 

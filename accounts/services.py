@@ -9,7 +9,7 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
@@ -27,7 +27,8 @@ from accounts.models import (
 )
 from accounts.roles import Capability, Role, role_can
 from accounts.validators import logo_content_type, validate_brand_colour
-from config.text import text_errors
+from core.errors import ForbiddenError, ServiceError
+from core.text import text_errors
 
 # Recording every request would turn each API read into a write.
 API_TOKEN_USE_RECORD_INTERVAL = timedelta(minutes=1)
@@ -49,11 +50,9 @@ def organization_create(*, name: str, owner_email: str) -> Organization:
     name = name.strip()
     email = _normalized_email(owner_email, field="owner_email")
     if not name:
-        raise ValidationError({"name": _("Enter a name.")}, code="required")
+        raise ServiceError({"name": [_("Enter a name.")]})
     if Organization.objects.filter(name__iexact=name).exists():
-        raise ValidationError(
-            {"name": _("An organization with this name already exists.")}, code="duplicate"
-        )
+        raise ServiceError({"name": [_("An organization with this name already exists.")]})
     organization = Organization(name=name, slug=_unique_slug(name))
     organization.full_clean(validate_unique=False, validate_constraints=False)
     organization.save()
@@ -76,28 +75,26 @@ def organization_update_branding(
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_BRANDING
     )
-    errors: dict[str, list[ValidationError]] = {}
+    errors: dict[str, list[str]] = {}
     report_display_name = report_display_name.strip()
     if len(report_display_name) > 200:
-        errors["report_display_name"] = [
-            ValidationError(_("Use at most 200 characters."), code="max_length")
-        ]
+        errors["report_display_name"] = [_("Use at most 200 characters.")]
     elif problems := text_errors(report_display_name):
-        errors["report_display_name"] = [ValidationError(problem) for problem in problems]
+        errors["report_display_name"] = list(problems)
     brand_colour = brand_colour.strip().upper()
     if brand_colour:
         try:
             validate_brand_colour(brand_colour)
         except ValidationError as error:
-            errors["brand_colour"] = error.error_list
+            errors["brand_colour"] = error.messages
     content_type = ""
     if logo is not None:
         try:
             content_type = logo_content_type(logo)
         except ValidationError as error:
-            errors["logo"] = error.error_list
+            errors["logo"] = error.messages
     if errors:
-        raise ValidationError(errors)
+        raise ServiceError(errors)
 
     organization.report_display_name = report_display_name
     organization.brand_colour = brand_colour
@@ -112,6 +109,18 @@ def organization_update_branding(
         update_fields += ["logo", "logo_content_type"]
     organization.save(update_fields=update_fields)
     return organization
+
+
+# Users ---------------------------------------------------------------------------------
+
+
+def user_preferred_language_set(*, user: User, language: str) -> None:
+    """Remember the language a user chose (applied on their next device's first page)."""
+    if language not in dict(settings.LANGUAGES):
+        raise ServiceError({"language": [_("Choose English or Traditional Chinese.")]})
+    if user.preferred_language != language:
+        User.objects.filter(pk=user.pk).update(preferred_language=language)
+        user.preferred_language = language
 
 
 # Memberships ---------------------------------------------------------------------------
@@ -135,14 +144,11 @@ def membership_add(
     )
     _validate_role(role)
     if language is not None and language not in dict(settings.LANGUAGES):
-        raise ValidationError({"language": _("Choose English or Traditional Chinese.")})
+        raise ServiceError({"language": [_("Choose English or Traditional Chinese.")]})
     email = _normalized_email(email, field="email")
     user = _user_for_email(email, language=language)
     if Membership.objects.filter(user=user, organization=organization).exists():
-        raise ValidationError(
-            {"email": _("%(email)s is already a member.") % {"email": user.email}},
-            code="duplicate",
-        )
+        raise ServiceError({"email": [_("%(email)s is already a member.") % {"email": user.email}]})
     membership = Membership.objects.create(user=user, organization=organization, role=role)
     member_invitation_send(membership=membership, actor=actor)
     return membership
@@ -204,16 +210,20 @@ def api_token_create(*, user: User, organization: Organization, name: str) -> tu
     """
     name = name.strip()
     if not name:
-        raise ValidationError({"name": _("Enter a name.")}, code="required")
+        raise ServiceError({"name": [_("Enter a name.")]})
     if len(name) > 100:
-        raise ValidationError({"name": _("Use at most 100 characters.")}, code="max_length")
+        raise ServiceError({"name": [_("Use at most 100 characters.")]})
     if (
         not user.is_active
         or not Membership.objects.filter(user=user, organization=organization).exists()
     ):
-        raise PermissionDenied(
-            _("%(user)s is not a member of %(organization)s.")
-            % {"user": user.email, "organization": organization.name}
+        raise ForbiddenError(
+            {
+                "permission_denied": [
+                    _("%(user)s is not a member of %(organization)s.")
+                    % {"user": user.email, "organization": organization.name}
+                ]
+            }
         )
     key = TOKEN_KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
@@ -279,14 +289,14 @@ def api_token_authenticate(*, key: str, now: datetime | None = None) -> ApiToken
 def _require_capability(*, actor: User, organization_id: int, capability: str) -> None:
     membership = Membership.objects.filter(user=actor, organization_id=organization_id).first()
     if not actor.is_active or membership is None or not role_can(membership.role, capability):
-        raise PermissionDenied(_("You may not do this in this organization."))
+        raise ForbiddenError(
+            {"permission_denied": [_("You may not do this in this organization.")]}
+        )
 
 
 def _validate_role(role: str) -> None:
     if role not in Role.values:
-        raise ValidationError(
-            {"role": _("%(role)s is not a role.") % {"role": role}}, code="invalid_role"
-        )
+        raise ServiceError({"role": [_("%(role)s is not a role.") % {"role": role}]})
 
 
 def _normalized_email(email: str, *, field: str) -> str:
@@ -294,7 +304,7 @@ def _normalized_email(email: str, *, field: str) -> str:
     try:
         validate_email(email)
     except ValidationError as error:
-        raise ValidationError({field: error.error_list}) from error
+        raise ServiceError({field: error.messages}) from error
     return email
 
 
@@ -333,4 +343,4 @@ def _refuse_if_last_owner(membership: Membership, *, message: str) -> None:
         .values_list("pk", flat=True)
     )
     if len(owners) <= 1:
-        raise ValidationError(message, code="last_owner")
+        raise ServiceError({"membership": [message]})

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import ApiToken, Membership, Organization, User
 from accounts.roles import Role, role_can
+from core.errors import ForbiddenError
 
 SESSION_KEY = "current_org_id"
 
@@ -34,10 +36,14 @@ class OrgContext:
     def can(self, capability: str) -> bool:
         return role_can(self.membership.role, capability)
 
-    def require(self, capability: str) -> None:
-        """Raise PermissionDenied (a 403) unless the member's role grants ``capability``."""
-        if not self.can(capability):
-            raise PermissionDenied
+    def require(self, *capabilities: str) -> None:
+        """Raise `ForbiddenError` (a 403, also a PermissionDenied) unless the member's role
+        grants one of ``capabilities``. Views and services both ask here: the same rule in
+        every app."""
+        if not any(self.can(capability) for capability in capabilities):
+            raise ForbiddenError(
+                {"permission_denied": [_("Your role in this organization does not allow this.")]}
+            )
 
 
 def org_context_for_request(request: HttpRequest) -> OrgContext | None:
@@ -84,6 +90,15 @@ def org_context_for(*, user: User, organization_slug: str) -> OrgContext:
     if membership is None or not user.is_active:
         raise Http404
     return OrgContext(user=user, organization=membership.organization, membership=membership)
+
+
+def org_context_of(*, user: User, organization: Organization) -> OrgContext:
+    """The user's context in an organization they belong to, for callers without a request
+    (commands, the demo, benchmarks, tests); 404 unless a member."""
+    context = _context(user=user, organization_id=organization.pk)
+    if context is None:
+        raise Http404
+    return context
 
 
 def switch_organization(*, request: HttpRequest, organization_id: int) -> OrgContext:

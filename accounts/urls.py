@@ -29,6 +29,7 @@ urlpatterns = [
     ),
     path("", views.organizations, name="organizations"),
     path("switch/", views.switch, name="switch_organization"),
+    path("language/", views.set_language, name="set_language"),
     # Shortcuts to the current organization's pages, for navigation links.
     path("current/<str:page>/", views.current_organization_page, name="current_page"),
     path("orgs/<slug:organization_slug>/tokens/", views.tokens, name="tokens"),

@@ -8,6 +8,7 @@ into PDF reports.
 
 import io
 import re
+import zoneinfo
 from xml.etree import ElementTree
 
 from django.core.exceptions import ValidationError
@@ -33,6 +34,17 @@ validate_brand_colour = RegexValidator(
     _("Enter a colour as # followed by six hexadecimal digits, for example #1A5FB4."),
     code="invalid_colour",
 )
+
+
+DEFAULT_TIME_ZONE = "Asia/Hong_Kong"
+
+
+def validate_time_zone(value: str) -> None:
+    """An IANA time zone name that this machine's zone database knows."""
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(
+            _("“%(zone)s” is not a known time zone.") % {"zone": value}, code="time_zone"
+        )
 
 
 def logo_content_type(data: bytes) -> str:

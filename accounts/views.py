@@ -1,13 +1,13 @@
 """Account pages: sign-in, organization switching, API tokens, members and branding.
 
-Every organization page resolves the organization through accounts.tenancy (404 for
-non-members) and checks a capability (403), then fetches objects only within it.
+Every organization page goes through `member_page` (404 for non-members, 403 without the
+capability), then fetches objects only within the organization it resolved.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,6 +15,7 @@ from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django.views.i18n import set_language as django_set_language
 
 from accounts.emails import OutboxPasswordResetForm
 from accounts.forms import (
@@ -40,6 +41,7 @@ from accounts.services import (
     membership_change_role,
     membership_remove,
     organization_update_branding,
+    user_preferred_language_set,
 )
 from accounts.tenancy import (
     OrgContext,
@@ -47,6 +49,20 @@ from accounts.tenancy import (
     org_context_for_request,
     switch_organization,
 )
+from core.errors import ServiceError
+from core.web import add_errors
+
+from .decorators import member_page
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """The header's language switch: Django's `set_language` (cookie, safe redirect to `next`),
+    and for a signed-in user the choice is also saved as their preferred language."""
+    language = request.POST.get("language", "")
+    if request.user.is_authenticated and language in dict(settings.LANGUAGES):
+        user_preferred_language_set(user=request.user, language=language)
+    return django_set_language(request)
 
 
 class LoginView(auth_views.LoginView):
@@ -148,10 +164,8 @@ def current_organization_page(request: HttpRequest, page: str) -> HttpResponse:
 # API tokens ----------------------------------------------------------------------------
 
 
-@login_required
-def tokens(request: HttpRequest, organization_slug: str) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_TOKENS)
+@member_page(capability=Capability.MANAGE_TOKENS)
+def tokens(request: HttpRequest, context: OrgContext) -> HttpResponse:
     form = ApiTokenCreateForm(_posted(request))
     new_key = None
     status = 200
@@ -163,8 +177,8 @@ def tokens(request: HttpRequest, organization_slug: str) -> HttpResponse:
                     organization=context.organization,
                     name=form.cleaned_data["name"],
                 )
-            except ValidationError as error:
-                _add_service_errors(form, error)
+            except ServiceError as error:
+                add_errors(form, error)
             else:
                 form = ApiTokenCreateForm()
         if new_key is None:
@@ -191,11 +205,9 @@ def tokens(request: HttpRequest, organization_slug: str) -> HttpResponse:
     return response
 
 
-@login_required
+@member_page(capability=Capability.MANAGE_TOKENS)
 @require_POST
-def token_revoke(request: HttpRequest, organization_slug: str, token_id: int) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_TOKENS)
+def token_revoke(request: HttpRequest, context: OrgContext, token_id: int) -> HttpResponse:
     # Members see (and so may revoke) their own tokens; owners every member's.
     if context.can(Capability.MANAGE_MEMBERS):
         visible = api_tokens_of_organization(organization=context.organization)
@@ -210,10 +222,8 @@ def token_revoke(request: HttpRequest, organization_slug: str, token_id: int) ->
 # Members -------------------------------------------------------------------------------
 
 
-@login_required
-def members(request: HttpRequest, organization_slug: str) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_MEMBERS)
+@member_page(capability=Capability.MANAGE_MEMBERS)
+def members(request: HttpRequest, context: OrgContext) -> HttpResponse:
     form = MemberAddForm(_posted(request))
     if request.method == "POST":
         if form.is_valid():
@@ -225,8 +235,8 @@ def members(request: HttpRequest, organization_slug: str) -> HttpResponse:
                     actor=request.user,
                     language=form.cleaned_data["language"] or None,
                 )
-            except ValidationError as error:
-                _add_service_errors(form, error)
+            except ServiceError as error:
+                add_errors(form, error)
             else:
                 messages.success(
                     request,
@@ -238,13 +248,11 @@ def members(request: HttpRequest, organization_slug: str) -> HttpResponse:
     return _render_members(request, context, add_form=form)
 
 
-@login_required
+@member_page(capability=Capability.MANAGE_MEMBERS)
 @require_POST
 def member_change_role(
-    request: HttpRequest, organization_slug: str, membership_id: int
+    request: HttpRequest, context: OrgContext, membership_id: int
 ) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_MEMBERS)
     membership = get_object_or_404(members_of(organization=context.organization), pk=membership_id)
     form = MemberRoleForm(request.POST)
     if form.is_valid():
@@ -252,8 +260,8 @@ def member_change_role(
             membership_change_role(
                 membership=membership, role=form.cleaned_data["role"], actor=request.user
             )
-        except ValidationError as error:
-            _add_service_errors(form, error)
+        except ServiceError as error:
+            add_errors(form, error)
         else:
             messages.success(
                 request,
@@ -264,15 +272,13 @@ def member_change_role(
     return _render_members(request, context, page_errors=_all_errors(form), status=400)
 
 
-@login_required
+@member_page(capability=Capability.MANAGE_MEMBERS)
 @require_POST
-def member_remove(request: HttpRequest, organization_slug: str, membership_id: int) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_MEMBERS)
+def member_remove(request: HttpRequest, context: OrgContext, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(members_of(organization=context.organization), pk=membership_id)
     try:
         membership_remove(membership=membership, actor=request.user)
-    except ValidationError as error:
+    except ServiceError as error:
         return _render_members(request, context, page_errors=error.messages, status=400)
     messages.success(
         request,
@@ -318,10 +324,8 @@ def _render_members(
 # Branding ------------------------------------------------------------------------------
 
 
-@login_required
-def branding(request: HttpRequest, organization_slug: str) -> HttpResponse:
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.MANAGE_BRANDING)
+@member_page(capability=Capability.MANAGE_BRANDING)
+def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
     organization = context.organization
     form = BrandingForm(
         _posted(request),
@@ -343,8 +347,8 @@ def branding(request: HttpRequest, organization_slug: str) -> HttpResponse:
                     logo=form.cleaned_data["logo"],
                     remove_logo=form.cleaned_data["remove_logo"],
                 )
-            except ValidationError as error:
-                _add_service_errors(form, error)
+            except ServiceError as error:
+                add_errors(form, error)
             else:
                 messages.success(request, _("The branding was saved."))
                 return redirect("accounts:branding", organization_slug=organization.slug)
@@ -354,11 +358,9 @@ def branding(request: HttpRequest, organization_slug: str) -> HttpResponse:
     )
 
 
-@login_required
-def logo(request: HttpRequest, organization_slug: str) -> HttpResponse:
+@member_page
+def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
     """The organization's logo, for its members only."""
-    context = org_context_for(user=request.user, organization_slug=organization_slug)
-    context.require(Capability.VIEW)
     organization = (
         Organization.objects.filter(pk=context.organization.pk)
         .only("logo", "logo_content_type")
@@ -390,15 +392,6 @@ def _page_context(context: OrgContext) -> dict[str, object]:
         "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
         "can_manage_policy": context.can(Capability.MANAGE_POLICY),
     }
-
-
-def _add_service_errors(form: Form, error: ValidationError) -> None:
-    """Attach a service's ValidationError to the form fields it names, or to the form."""
-    if hasattr(error, "error_dict"):
-        for field, errors in error.error_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
-    else:
-        form.add_error(None, error)
 
 
 def _all_errors(form: Form) -> list[str]:

@@ -297,9 +297,7 @@ class AssessmentRescore(OrganizationAPIView):
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
-        run = services.assessment_rescore(
-            assessment=assessment, actor=org.user, channel=Channel.API
-        )
+        run = services.assessment_rescore(assessment=assessment, member=org, channel=Channel.API)
         return _queued_response(run)
 
 
@@ -342,7 +340,7 @@ class AssessmentReview(OrganizationAPIView):
         data = _valid(ReviewInputSerializer(data=request.data))
         review = services.review_record(
             assessment=assessment,
-            reviewer=org.user,
+            member=org,
             decision=data["decision"],
             conditions=data["conditions"],
             message=data["message"],

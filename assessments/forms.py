@@ -1,9 +1,8 @@
 """Forms of the member pages. They check the shape of what was typed and give every problem as
 a message beside its field, in the active language; the services check again and save.
 
-Answers to catalogue questions (the buyer's USE section) are checked by the same function the
-API and the vendor portal use (`questionnaires.validation.clean_answer`), so a value accepted or
-refused here is accepted or refused everywhere.
+Answers to catalogue questions are not here: the buyer's section and the vendor portal share one
+form (`assessments.answer_forms`).
 """
 
 from __future__ import annotations
@@ -16,11 +15,10 @@ from django import forms
 from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
-from questionnaires.spec import Question, QuestionnaireSpec
-from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, hidden_codes, is_blank
+from questionnaires.spec import QuestionnaireSpec
 
+from .answer_forms import DateInput
 from .models import (
     AssessmentStatus,
     ConfigurationChange,
@@ -29,17 +27,6 @@ from .models import (
     RiskTier,
     Vendor,
 )
-
-REQUIRED_MESSAGE = _("This question is required.")
-
-
-class DateInput(forms.DateInput):
-    """The browser's date picker; the value is always sent as YYYY-MM-DD."""
-
-    input_type = "date"
-
-    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
-        super().__init__(attrs=attrs, format="%Y-%m-%d")
 
 
 def _future_date(value: dt.date | None, message: Any) -> dt.date | None:
@@ -118,170 +105,6 @@ class DueDateForm(forms.Form):
         widget=DateInput(),
         help_text=_("Leave empty for no due date."),
     )
-
-
-class AnswerField(forms.Field):
-    """One catalogue question as a form field, checked by `clean_answer`.
-
-    Never `required` at field level: whether a question is required depends on the other
-    answers (`show_if`), which `CatalogueAnswersForm.clean` decides.
-    """
-
-    def __init__(self, question: Question, language: str) -> None:
-        self.question = question
-        self.catalogue_required = question.required
-        self.unit = question.unit_label.get(language) if question.unit_label else ""
-        attrs: dict[str, Any] = {}
-        if question.placeholder:
-            attrs["placeholder"] = question.placeholder.get(language)
-        widget: forms.Widget
-        if question.type in ("yes_no", "choice", "multi_choice"):
-            if question.type == "yes_no":
-                labels = yes_no_labels()
-                choices = [(code, labels[code]) for code in question.option_codes]
-            else:
-                choices = [(o.code, o.label.get(language)) for o in question.options]
-            widget_class = (
-                forms.CheckboxSelectMultiple
-                if question.type == "multi_choice"
-                else forms.RadioSelect
-            )
-            widget = widget_class(choices=choices)
-        elif question.type == "integer":
-            widget = forms.TextInput(
-                attrs={**attrs, "inputmode": "numeric", "autocomplete": "off", "class": "number"}
-            )
-        elif question.type == "date":
-            widget = DateInput(attrs=attrs)
-        elif question.type == "text":
-            widget = forms.Textarea(attrs={**attrs, "rows": 3, "maxlength": TEXT_MAX_LENGTH})
-        else:  # version
-            widget = forms.TextInput(attrs={**attrs, "autocomplete": "off", "spellcheck": "false"})
-        help_text = question.help.get(language)
-        if question.blank_means:
-            help_text = f"{help_text} {question.blank_means.get(language)}"
-        super().__init__(
-            required=False, label=question.text.get(language), help_text=help_text, widget=widget
-        )
-
-    def to_python(self, value: Any) -> Any:
-        try:
-            return clean_answer(self.question, value)
-        except ValueError as exc:
-            raise forms.ValidationError(str(exc.args[0]), code="invalid") from None
-
-    def prepare_value(self, value: Any) -> Any:
-        if self.question.type == "integer" and isinstance(value, int):
-            return f"{value:,}"
-        if isinstance(value, dt.date):
-            return value.isoformat()
-        return value
-
-
-def yes_no_labels() -> dict[str, str]:
-    # The same words (and message context) as the vendor portal's answers.
-    return {
-        "yes": pgettext_lazy("answer", "Yes"),
-        "no": pgettext_lazy("answer", "No"),
-        "unknown": pgettext_lazy("answer", "Unknown"),
-    }
-
-
-class CatalogueAnswersForm(forms.Form):
-    """The questions of some sections of a questionnaire (for the assessor: section USE), with
-    an optional comment per question. Field names are the question codes."""
-
-    def __init__(
-        self,
-        *args: Any,
-        questionnaire: QuestionnaireSpec,
-        section_codes: Iterable[str],
-        language: str,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.questionnaire = questionnaire
-        wanted = set(section_codes)
-        self.sections = [s for s in questionnaire.sections if s.code in wanted]
-        for section in self.sections:
-            for question in section.questions:
-                if question.type == "file":
-                    continue  # evidence is uploaded, not typed
-                self.fields[question.code] = AnswerField(question, language)
-                self.fields[comment_name(question.code)] = forms.CharField(
-                    label=_("Comment (optional)"),
-                    required=False,
-                    max_length=TEXT_MAX_LENGTH,
-                    widget=forms.Textarea(attrs={"rows": 2}),
-                )
-
-    @property
-    def question_codes(self) -> list[str]:
-        return [name for name, field in self.fields.items() if isinstance(field, AnswerField)]
-
-    def question_fields(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
-        """(answer, comment) bound fields, in questionnaire order, of the visible questions."""
-        hidden = self.hidden
-        return [
-            (self[code], self[comment_name(code)])
-            for code in self.question_codes
-            if code not in hidden
-        ]
-
-    @property
-    def hidden(self) -> set[str]:
-        """Questions whose `show_if` is false given the answers typed (or stored)."""
-        values: dict[str, Any] = {}
-        for code in self.question_codes:
-            try:
-                values[code] = clean_answer(self.fields[code].question, self[code].value())  # type: ignore[attr-defined]
-            except ValueError:
-                values[code] = None
-        return hidden_codes(self.questionnaire, values) & set(self.question_codes)
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        hidden = hidden_codes(
-            self.questionnaire, {code: cleaned.get(code) for code in self.question_codes}
-        )
-        for code in self.question_codes:
-            if code in hidden:
-                # Not asked, given the other answers: neither required nor saved.
-                self.errors.pop(code, None)
-                cleaned.pop(code, None)
-                cleaned.pop(comment_name(code), None)
-                continue
-            field = self.fields[code]
-            if (
-                getattr(field, "catalogue_required", False)
-                and code not in self.errors
-                and is_blank(cleaned.get(code))
-            ):
-                self.add_error(code, forms.ValidationError(REQUIRED_MESSAGE, code="required"))
-        return cleaned
-
-    def answers(self) -> dict[str, Any]:
-        """Answers to save (None clears one), keyed by question code."""
-        return {
-            code: self.cleaned_data[code]
-            for code in self.question_codes
-            if code in self.cleaned_data
-        }
-
-    def comments(self) -> dict[str, str]:
-        return {
-            code: self.cleaned_data[comment_name(code)].strip()
-            for code in self.question_codes
-            if comment_name(code) in self.cleaned_data
-        }
-
-
-def comment_name(code: str) -> str:
-    return f"comment-{code}"
-
-
-def catalogue_initial(values: Mapping[str, Any], comments: Mapping[str, str]) -> dict[str, Any]:
-    return {**values, **{comment_name(code): text for code, text in comments.items()}}
 
 
 # -- vendor links ------------------------------------------------------------------------------

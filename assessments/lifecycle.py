@@ -13,15 +13,23 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from core.errors import ConflictError
+
 from .models import AssessmentStatus as S
 
 
-class IllegalTransition(Exception):
+class IllegalTransition(ConflictError):
+    """An event the current status does not allow (HTTP 409, keyed `status`)."""
+
     def __init__(self, event: str, status: str) -> None:
         self.event, self.status = event, status
         super().__init__(
-            _("“%(event)s” is not possible while the assessment is %(status)s.")
-            % {"event": event.replace("_", " "), "status": S(status).label}
+            {
+                "status": [
+                    _("“%(event)s” is not possible while the assessment is %(status)s.")
+                    % {"event": event.replace("_", " "), "status": S(status).label}
+                ]
+            }
         )
 
 

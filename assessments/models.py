@@ -227,6 +227,32 @@ class Answer(models.Model):
         return f"{self.question_code} = {self.value!r}"
 
 
+class AnswerDraft(models.Model):
+    """What someone typed for a question but has not saved yet: kept as typed (it may not be a
+    valid answer), so that nothing typed is lost to a link, an upload, a reload or a closed tab.
+    Saving the answer (validated, all or nothing) removes the draft; scoring never reads one."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="drafts")
+    question_code = models.CharField(max_length=20)
+    value = models.JSONField(null=True)  # as typed: a string, or a list of option codes
+    comment = models.TextField(blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    vendor_link = models.ForeignKey(
+        "VendorLink", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "question_code"], name="unique_draft")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft {self.question_code} = {self.value!r}"
+
+
 class AnswerRevision(models.Model):
     """Who changed which answer when — append-only."""
 

@@ -16,58 +16,49 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.cache import patch_cache_control
-from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
+from core.errors import ServiceError
+from core.web import add_errors, add_messages, error_summary
 from questionnaires.spec import Question, QuestionnaireSpec, Section
-from questionnaires.validation import (
-    AnswerValidationError,
-    clean_answer,
-    hidden_codes,
-    is_blank,
-    missing_required,
-    visibility_for,
-)
-from scoring.evidence import LogParseResult
+from questionnaires.validation import missing_required
 
 from . import lifecycle
+from .answer_forms import CatalogueAnswersForm, with_code_spans
+from .answering import Answerer, answer_form, autosave_response, keep_drafts, save
 from .forms import ReassessForm
 from .models import (
     Assessment,
     AssessmentStatus,
     Channel,
-    EvidenceFile,
     ReviewDecision,
     TokenFailureCount,
     VendorLink,
 )
+from .presenters.evidence import describe_evidence
+from .presenters.progress import SectionProgress, section_progress
 from .services import (
-    ServiceError,
     answer_values,
-    answers_save,
     assessment_submit,
     evidence_add,
     evidence_remove,
     portal_question_path,
-    vendor_editable_codes,
     vendor_link_resolve,
 )
 
@@ -212,7 +203,9 @@ def portal_view(view: PortalView) -> Callable[..., HttpResponse]:
             token_failure_record(request)
             return _not_found(request)
         language = _language_for(request, link)
-        with translation.override(language):
+        # The buyer's clock: every time on these pages is in the organization's time zone.
+        zone = link.assessment.organization.time_zone
+        with translation.override(language), timezone.override(zone):
             try:
                 response = view(
                     request, Portal(link=link, token=token, language=language), **kwargs
@@ -246,359 +239,7 @@ def _too_many_attempts(request: HttpRequest) -> HttpResponse:
     return _private(response)
 
 
-# -- what a page shows ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Choice:
-    code: str
-    label: str
-    input_id: str
-    checked: bool
-
-
-@dataclass(frozen=True)
-class EvidenceRow:
-    pk: int
-    name: str
-    size: int
-    uploaded_at: dt.datetime
-    parsed: bool
-    description: str
-
-
-@dataclass
-class QuestionField:
-    """One question as the section page shows it, with the value to put in its input."""
-
-    question: Question
-    language: str
-    value: Any  # str for single inputs, list[str] for checkboxes
-    comment: str
-    editable: bool
-    errors: list[str] = field(default_factory=list)
-    evidence: list[EvidenceRow] = field(default_factory=list)
-    controls_visibility: bool = False
-    reopened: bool = False
-    status_message: str = ""
-
-    @property
-    def code(self) -> str:
-        return self.question.code
-
-    @property
-    def type(self) -> str:
-        return self.question.type
-
-    @property
-    def input_id(self) -> str:
-        return f"q-{self.code}"
-
-    @property
-    def help_id(self) -> str:
-        return f"q-{self.code}-help"
-
-    @property
-    def unit_id(self) -> str:
-        return f"q-{self.code}-unit"
-
-    @property
-    def error_id(self) -> str:
-        return f"q-{self.code}-error"
-
-    @property
-    def comment_id(self) -> str:
-        return f"c-{self.code}"
-
-    @property
-    def comment_name(self) -> str:
-        return f"comment-{self.code}"
-
-    @property
-    def evidence_form_id(self) -> str:
-        return f"evidence-upload-{self.code}"
-
-    @property
-    def anchor_id(self) -> str:
-        """Where an error summary link should land: the first control of the question."""
-        if not self.editable:
-            return f"question-{self.code}"
-        if self.type in ("yes_no", "choice", "multi_choice") and self.options:
-            return self.options[0].input_id
-        if self.type == "file":
-            return f"{self.input_id}-file"
-        return self.input_id
-
-    @property
-    def describedby(self) -> str:
-        ids = [self.help_id]
-        if self.question.unit_label is not None:
-            ids.append(self.unit_id)
-        if self.errors:
-            ids.append(self.error_id)
-        return " ".join(ids)
-
-    @property
-    def text(self) -> str:
-        return self.question.text.get(self.language)
-
-    @property
-    def help(self) -> str:
-        return with_code_spans(self.question.help.get(self.language))
-
-    @property
-    def unit(self) -> str:
-        label = self.question.unit_label
-        return label.get(self.language) if label else ""
-
-    @property
-    def placeholder(self) -> str:
-        placeholder = self.question.placeholder
-        return placeholder.get(self.language) if placeholder else ""
-
-    @property
-    def blank_means(self) -> str:
-        blank = self.question.blank_means
-        return blank.get(self.language) if blank else ""
-
-    @property
-    def options(self) -> list[Choice]:
-        if self.type == "yes_no":
-            labels = yes_no_labels()
-            pairs = [(code, labels[code]) for code in self.question.option_codes]
-        else:
-            pairs = [(o.code, o.label.get(self.language)) for o in self.question.options]
-        chosen = set(self.value) if isinstance(self.value, list) else {self.value}
-        return [
-            Choice(
-                code=code, label=label, input_id=f"{self.input_id}-{code}", checked=code in chosen
-            )
-            for code, label in pairs
-        ]
-
-    @property
-    def display(self) -> str:
-        """The answer as read-only text."""
-        if is_blank(self.value):
-            return ""
-        if self.type in ("yes_no", "choice", "multi_choice"):
-            labels = [choice.label for choice in self.options if choice.checked]
-            return ", ".join(labels) if labels else str(self.value)
-        if self.type == "integer" and self.unit:
-            return f"{self.value} {self.unit}"
-        return str(self.value)
-
-
-def with_code_spans(text: str) -> str:
-    """Catalogue text marks code with backticks (`max_total_num_tokens=`): show it as <code>.
-    Every part is escaped; unbalanced backticks leave the text as it is."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:
-        return conditional_escape(text)
-    return format_html_join(
-        "",
-        "{}",
-        (
-            (format_html("<code>{}</code>", part) if index % 2 else part,)
-            for index, part in enumerate(parts)
-        ),
-    )
-
-
-def yes_no_labels() -> dict[str, str]:
-    return {
-        "yes": pgettext("answer", "Yes"),
-        "no": pgettext("answer", "No"),
-        "unknown": pgettext("answer", "Unknown"),
-    }
-
-
-def describe_parse_result(data: Mapping[str, Any]) -> str:
-    """The parser's one-line description of a stored `EvidenceFile.parse_result`."""
-    try:
-        return LogParseResult.from_dict(data).describe()
-    except ValueError:
-        return _("not parsed: the parse result could not be read")
-
-
-def _evidence_rows(files: Iterable[EvidenceFile]) -> list[EvidenceRow]:
-    return [
-        EvidenceRow(
-            pk=f.pk,
-            name=f.original_name,
-            size=f.size,
-            uploaded_at=f.uploaded_at,
-            parsed=f.parsed,
-            description=describe_parse_result(f.parse_result or {}),
-        )
-        for f in files
-    ]
-
-
-@dataclass(frozen=True)
-class Stored:
-    """The assessment's saved answers, as the portal reads them."""
-
-    values: dict[str, Any]
-    comments: dict[str, str]
-    reopened: set[str]
-    evidence: dict[str, list[EvidenceFile]]
-
-    @property
-    def evidence_codes(self) -> set[str]:
-        return {code for code, files in self.evidence.items() if files}
-
-
-def _stored(assessment: Assessment) -> Stored:
-    comments: dict[str, str] = {}
-    reopened: set[str] = set()
-    for code, comment, is_reopened in assessment.answers.values_list(
-        "question_code", "comment", "reopened"
-    ):
-        if comment:
-            comments[code] = comment
-        if is_reopened:
-            reopened.add(code)
-    evidence: dict[str, list[EvidenceFile]] = defaultdict(list)
-    for evidence_file in assessment.evidence.all():
-        evidence[evidence_file.question_code].append(evidence_file)
-    return Stored(answer_values(assessment), comments, reopened, dict(evidence))
-
-
-def _editable(portal: Portal) -> set[str]:
-    """Codes the vendor may change now: none once submitted; after "request changes", only the
-    questions the reviewer re-opened."""
-    assessment = portal.assessment
-    if assessment.status not in lifecycle.EDITABLE_STATUSES:
-        return set()
-    # The rule lives in the services; a public name for it has been requested.
-    return vendor_editable_codes(assessment=assessment, vendor_link=portal.link)
-
-
-def _display_value(question: Question, value: Any) -> Any:
-    if question.type == "multi_choice":
-        return list(value or [])
-    if value is None:
-        return ""
-    if question.type == "integer":
-        return f"{value:,}"
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
-
-
-def _controlling_codes(spec: QuestionnaireSpec) -> set[str]:
-    """Codes that some `show_if` reads: changing them may show or hide other questions."""
-    by_identifier = {q.identifier: q.code for q in spec.iter_questions()}
-    visibility = visibility_for(spec)
-    return {
-        by_identifier[name]
-        for question in spec.iter_questions()
-        if question.show_if
-        for name in visibility.reads(question.code)
-        if name in by_identifier
-    }
-
-
-def _raw_posted(question: Question, data: QueryDict) -> Any:
-    if question.type == "multi_choice":
-        return data.getlist(question.code)
-    return data.get(question.code, "")
-
-
-def _with_typed(
-    spec: QuestionnaireSpec, values: Mapping[str, Any], typed: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Saved values overlaid with whatever typed values are valid, to decide what is visible."""
-    merged = dict(values)
-    for code, raw in typed.items():
-        try:
-            merged[code] = clean_answer(spec.questions[code], raw)
-        except ValueError:
-            pass
-    return merged
-
-
-@dataclass
-class SectionPage:
-    """Everything the section template needs."""
-
-    section: Section
-    fields: list[QuestionField]
-    errors: dict[str, list[str]]
-
-    @property
-    def any_editable(self) -> bool:
-        return any(f.editable for f in self.fields)
-
-    @property
-    def file_fields(self) -> list[QuestionField]:
-        return [f for f in self.fields if f.type == "file" and f.editable]
-
-
-def _section_page(
-    portal: Portal,
-    section: Section,
-    *,
-    typed: Mapping[str, Any] | None = None,
-    typed_comments: Mapping[str, str] | None = None,
-    errors: Mapping[str, list[str]] | None = None,
-    status_messages: Mapping[str, str] | None = None,
-) -> SectionPage:
-    spec = portal.spec
-    stored = _stored(portal.assessment)
-    editable = _editable(portal)
-    typed = typed or {}
-    typed_comments = typed_comments or {}
-    errors = dict(errors or {})
-    hidden = hidden_codes(spec, _with_typed(spec, stored.values, typed))
-    controlling = _controlling_codes(spec)
-    fields = []
-    for question in section.questions:
-        code = question.code
-        if code in hidden:
-            continue
-        if code in typed:
-            value = typed[code]
-        else:
-            value = _display_value(question, stored.values.get(code))
-        fields.append(
-            QuestionField(
-                question=question,
-                language=portal.language,
-                value=value,
-                comment=typed_comments.get(code, stored.comments.get(code, "")),
-                editable=code in editable,
-                errors=errors.get(code, []),
-                evidence=_evidence_rows(stored.evidence.get(code, [])),
-                controls_visibility=code in controlling,
-                reopened=code in stored.reopened,
-                status_message=(status_messages or {}).get(code, ""),
-            )
-        )
-    return SectionPage(section=section, fields=fields, errors=errors)
-
-
-@dataclass(frozen=True)
-class SummaryError:
-    """One line of an error summary: the question code, the reason, a link to the question."""
-
-    code: str
-    message: str
-    href: str
-    is_question: bool
-
-
-def _error_summary(
-    spec: QuestionnaireSpec, errors: Mapping[str, list[str]], hrefs: Mapping[str, str]
-) -> list[SummaryError]:
-    return [
-        SummaryError(
-            code=key, message=message, href=hrefs.get(key, ""), is_question=key in spec.questions
-        )
-        for key, key_messages in errors.items()
-        for message in key_messages
-    ]
+# -- pages ----------------------------------------------------------------------------------
 
 
 def _url(name: str, portal: Portal, *args: Any) -> str:
@@ -624,52 +265,37 @@ def _context(portal: Portal, **extra: Any) -> dict[str, Any]:
     }
 
 
-# -- pages ----------------------------------------------------------------------------------
+def _answerer(portal: Portal) -> Answerer:
+    return Answerer(assessment=portal.assessment, vendor_link=portal.link)
 
 
-@dataclass(frozen=True)
-class SectionProgress:
-    code: str
-    title: str
-    answered: int
-    required: int
-    url: str
-
-    @property
-    def complete(self) -> bool:
-        return self.answered >= self.required
-
-
-def _progress(portal: Portal, stored: Stored) -> tuple[list[SectionProgress], list[str]]:
-    """Per vendor section: answered required / visible required; and the missing codes."""
-    spec = portal.spec
-    sections = portal.vendor_sections
-    hidden = hidden_codes(spec, stored.values)
-    missing = missing_required(
-        spec,
-        stored.values,
-        sections={s.code for s in sections},
-        evidence_codes=stored.evidence_codes,
+def _progress(portal: Portal) -> tuple[list[SectionProgress], list[str], set[str]]:
+    """Per vendor section: answered required / visible required; the missing codes; the
+    sections holding drafts (typed, not saved)."""
+    assessment = portal.assessment
+    codes = [s.code for s in portal.vendor_sections]
+    values = answer_values(assessment)
+    evidence_codes = set(assessment.evidence.values_list("question_code", flat=True))
+    progress = section_progress(
+        portal.spec,
+        values,
+        evidence_codes,
+        portal.language,
+        sections=codes,
+        url_for=lambda code: _url("section", portal, code),
     )
-    missing_set = set(missing)
-    rows = []
-    for section in sections:
-        required = [q.code for q in section.questions if q.required and q.code not in hidden]
-        rows.append(
-            SectionProgress(
-                code=section.code,
-                title=section.title.get(portal.language),
-                answered=len([c for c in required if c not in missing_set]),
-                required=len(required),
-                url=_url("section", portal, section.code),
-            )
-        )
-    return rows, missing
+    missing = missing_required(portal.spec, values, sections=codes, evidence_codes=evidence_codes)
+    with_drafts = {
+        portal.spec.questions[code].section
+        for code in assessment.drafts.values_list("question_code", flat=True)
+        if code in portal.spec.questions
+    } & set(codes)
+    return progress, missing, with_drafts
 
 
 @portal_view
 def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
-    progress, _missing = _progress(portal, _stored(portal.assessment))
+    progress, _missing, with_drafts = _progress(portal)
     change_request = None
     if portal.assessment.status == AssessmentStatus.CHANGES_REQUESTED:
         change_request = portal.assessment.reviews.filter(
@@ -677,7 +303,7 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
         ).first()
     reopened = [
         {"code": code, "url": _question_url(portal, code)}
-        for code in sorted(_editable(portal))
+        for code in sorted(_answerer(portal).editable_codes() or ())
         if portal.assessment.status == AssessmentStatus.CHANGES_REQUESTED
     ]
     return render(
@@ -686,6 +312,7 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
         _context(
             portal,
             progress=progress,
+            with_drafts=with_drafts,
             change_request=change_request,
             reopened=reopened,
             questionnaire_description=portal.spec.description.get(portal.language),
@@ -700,78 +327,88 @@ def _question_url(portal: Portal, code: str) -> str:
 
 @portal_view
 def section(request: HttpRequest, portal: Portal, section_code: str) -> HttpResponse:
+    """A section of questions, and everything its one form does. "Save" checks and saves the
+    section; every other button — another section, all sections, review, upload a file, remove
+    a file — keeps what was typed as drafts first, then does what it says."""
     section = portal.vendor_section(section_code)
-    if request.method == "POST":
-        return _section_post(request, portal, section)
-    return _render_section(request, portal, _section_page(portal, section))
-
-
-def _section_post(request: HttpRequest, portal: Portal, section: Section) -> HttpResponse:
-    spec = portal.spec
-    editable = _editable(portal)
-    questions = [q for q in section.questions if q.code in editable]
-    typed = {q.code: _raw_posted(q, request.POST) for q in questions if q.type != "file"}
-    typed_comments = {q.code: request.POST.get(f"comment-{q.code}", "") for q in questions}
-    if request.POST.get("_preview"):
-        # htmx asks how the section looks with what is typed so far; nothing is saved.
-        page = _section_page(portal, section, typed=typed, typed_comments=typed_comments)
-        return _render_section(request, portal, page)
-
-    stored = _stored(portal.assessment)
-    # A question hidden by what was just chosen (e.g. PRF-08 after PRF-07 = no) is left as
-    # it was: its answer is ignored by scoring, and it comes back if the choice is undone.
-    hidden = hidden_codes(spec, _with_typed(spec, stored.values, typed))
-    answers = {
-        code: raw
-        for code, raw in typed.items()
-        if code not in hidden and (not is_blank(raw) or stored.values.get(code) is not None)
-    }
-    comments = {
-        code: text
-        for code, text in typed_comments.items()
-        if code not in hidden and (text.strip() or stored.comments.get(code))
-    }
-    try:
-        answers_save(
-            assessment=portal.assessment,
-            answers=answers,
-            comments=comments,
-            vendor_link=portal.link,
-            channel=Channel.VENDOR_LINK,
-        )
-    except AnswerValidationError as exc:
-        errors, status = exc.as_text_dict(), 400
-    except ServiceError as exc:  # e.g. 409: the assessment was submitted meanwhile
-        errors, status = exc.errors, exc.status_code
-    else:
+    answerer = _answerer(portal)
+    if request.method != "POST":
+        form = answer_form(answerer, [section.code], portal.language)
+        return _render_section(request, portal, section, form)
+    form = answer_form(answerer, [section.code], portal.language, request.POST)
+    if target := _target(portal, request.POST.get("go", "")):
+        keep_drafts(answerer, form)
+        return redirect(target)
+    if "upload" in request.POST or "remove" in request.POST:
+        keep_drafts(answerer, form)
+        return _evidence(request, portal, section, form)
+    refused = save(answerer, form)
+    if refused is None:
         messages.success(request, _("Saved."))
+        following = _neighbours(portal, section)[1]
+        if request.POST.get("save") == "next" and following is not None:
+            return redirect(_url("section", portal, following.code))
         return redirect(_url("section", portal, section.code))
-    # Nothing was saved: show the section again as it was typed, with the errors.
-    page = _section_page(portal, section, typed=typed, typed_comments=typed_comments, errors=errors)
-    return _render_section(request, portal, page, status=status)
+    return _render_section(request, portal, section, form, status=refused)
+
+
+@portal_view
+@require_POST
+def autosave(request: HttpRequest, portal: Portal, section_code: str) -> HttpResponse:
+    """htmx: keep what is being typed in a section as drafts, as it is typed."""
+    section = portal.vendor_section(section_code)
+    answerer = _answerer(portal)
+    form = answer_form(answerer, [section.code], portal.language, request.POST)
+    return autosave_response(request, answerer, form)
+
+
+def _target(portal: Portal, go: str) -> str:
+    """Where a navigation button leads: "landing", "review" or "section:<code>"; "" if none."""
+    if go == "landing":
+        return _url("landing", portal)
+    if go == "review":
+        return _url("review", portal)
+    if go.startswith("section:"):
+        return _url("section", portal, portal.vendor_section(go.removeprefix("section:")).code)
+    return ""
+
+
+def _neighbours(portal: Portal, section: Section) -> tuple[Section | None, Section | None]:
+    sections = portal.vendor_sections
+    index = [s.code for s in sections].index(section.code)
+    return (
+        sections[index - 1] if index > 0 else None,
+        sections[index + 1] if index + 1 < len(sections) else None,
+    )
 
 
 def _render_section(
-    request: HttpRequest, portal: Portal, page: SectionPage, *, status: int = 200
+    request: HttpRequest,
+    portal: Portal,
+    section: Section,
+    form: CatalogueAnswersForm,
+    *,
+    status: int = 200,
 ) -> HttpResponse:
-    sections = portal.vendor_sections
-    index = [s.code for s in sections].index(page.section.code)
-    previous_section = sections[index - 1] if index > 0 else None
-    next_section = sections[index + 1] if index + 1 < len(sections) else None
+    previous_section, next_section = _neighbours(portal, section)
+    rows = form.rows(section)
     return render(
         request,
         "portal/section.html",
         _context(
             portal,
-            page=page,
-            section=page.section,
-            section_title=page.section.title.get(portal.language),
-            section_intro=with_code_spans(page.section.intro.get(portal.language)),
-            error_summary=_error_summary(
-                portal.spec, page.errors, {f.code: f"#{f.anchor_id}" for f in page.fields}
-            ),
+            form=form,
+            rows=rows,
+            any_editable=any(row.editable for row in rows),
+            drafts=[row.code for row in rows if row.draft],
+            section=section,
+            section_title=section.title.get(portal.language),
+            section_intro=with_code_spans(section.intro.get(portal.language)),
+            error_summary=error_summary(form),
             previous_section=_section_link(portal, previous_section),
             next_section=_section_link(portal, next_section),
+            autosave_url=_url("autosave", portal, section.code),
+            refresh_url=_url("section", portal, section.code),
         ),
         status=status,
     )
@@ -780,87 +417,59 @@ def _render_section(
 def _section_link(portal: Portal, section: Section | None) -> dict[str, str] | None:
     if section is None:
         return None
-    return {
-        "code": section.code,
-        "url": _url("section", portal, section.code),
-        "title": section.title.get(portal.language),
-    }
+    return {"code": section.code, "title": section.title.get(portal.language)}
 
 
-def _file_question(portal: Portal, code: str) -> tuple[Question, Section]:
-    """A file question of a vendor section and its section, or 404."""
+def _evidence(
+    request: HttpRequest, portal: Portal, section: Section, form: CatalogueAnswersForm
+) -> HttpResponse:
+    """Upload a file to a file question of the section, or remove one (what was typed on the
+    page has been kept as drafts already)."""
+    try:
+        if "remove" in request.POST:
+            evidence_id = request.POST.get("remove", "")
+            evidence = get_object_or_404(
+                portal.assessment.evidence.all(),
+                pk=int(evidence_id) if evidence_id.isdigit() else 0,
+            )
+            question = _file_question(portal, section, evidence.question_code)
+            name = evidence.original_name
+            evidence_remove(
+                evidence=evidence, actor=None, vendor_link=portal.link, channel=Channel.VENDOR_LINK
+            )
+            done = _("Removed “%(name)s”.") % {"name": name}
+        else:
+            question = _file_question(portal, section, request.POST.get("upload", ""))
+            upload = request.FILES.get(question.code)
+            if upload is None:
+                raise ServiceError({question.code: [_("Choose a file to upload.")]})
+            evidence = evidence_add(
+                assessment=portal.assessment,
+                question_code=question.code,
+                upload=upload,
+                vendor_link=portal.link,
+                channel=Channel.VENDOR_LINK,
+            )
+            done = _("Uploaded “%(name)s”: %(result)s") % {
+                "name": evidence.original_name,
+                "result": describe_evidence(evidence.parse_result, portal.language),
+            }
+    except ServiceError as exc:
+        # The section again as it was typed, with the refusal beside the file question and
+        # any typed value that is not valid yet beside its own.
+        form.is_valid()
+        add_errors(form, exc)
+        return _render_section(request, portal, section, form, status=exc.status_code)
+    messages.success(request, done)
+    return HttpResponseRedirect(f"{_url('section', portal, section.code)}#q-{question.code}")
+
+
+def _file_question(portal: Portal, section: Section, code: str) -> Question:
+    """A file question of the section, or 404."""
     question = portal.spec.questions.get(code or "")
-    if question is None or question.type != "file":
+    if question is None or question.type != "file" or question.section != section.code:
         raise Http404
-    return question, portal.vendor_section(question.section)
-
-
-@portal_view
-@require_POST
-def evidence_upload(request: HttpRequest, portal: Portal) -> HttpResponse:
-    question, section = _file_question(portal, request.POST.get("question", ""))
-    upload = request.FILES.get("file")
-    if upload is None:
-        errors: dict[str, list[str]] = {question.code: [_("Choose a file to upload.")]}
-        return _evidence_error(request, portal, section, errors, 400)
-    try:
-        evidence = evidence_add(
-            assessment=portal.assessment,
-            question_code=question.code,
-            upload=upload,
-            vendor_link=portal.link,
-            channel=Channel.VENDOR_LINK,
-        )
-    except ServiceError as exc:
-        return _evidence_error(request, portal, section, exc.errors, exc.status_code)
-    done = _("Uploaded “%(name)s”: %(result)s") % {
-        "name": evidence.original_name,
-        "result": describe_parse_result(evidence.parse_result),
-    }
-    return _evidence_done(request, portal, section, question.code, done)
-
-
-@portal_view
-@require_POST
-def evidence_delete(request: HttpRequest, portal: Portal, evidence_id: int) -> HttpResponse:
-    evidence = get_object_or_404(portal.assessment.evidence.all(), pk=evidence_id)
-    question, section = _file_question(portal, evidence.question_code)
-    if question.code not in _editable(portal):
-        errors = {question.code: [_("This file cannot be removed now.")]}
-        return _evidence_error(request, portal, section, errors, 409)
-    name = evidence.original_name
-    try:
-        evidence_remove(
-            evidence=evidence, actor=None, vendor_link=portal.link, channel=Channel.VENDOR_LINK
-        )
-    except ServiceError as exc:
-        return _evidence_error(request, portal, section, exc.errors, exc.status_code)
-    return _evidence_done(
-        request, portal, section, question.code, _("Removed “%(name)s”.") % {"name": name}
-    )
-
-
-def _evidence_done(
-    request: HttpRequest, portal: Portal, section: Section, code: str, message: str
-) -> HttpResponse:
-    if request.htmx:  # type: ignore[attr-defined]
-        # htmx swaps the question's evidence list from this page; the answers being typed stay.
-        page = _section_page(portal, section, status_messages={code: message})
-        return _render_section(request, portal, page)
-    messages.success(request, message)
-    return HttpResponseRedirect(f"{_url('section', portal, section.code)}#q-{code}")
-
-
-def _evidence_error(
-    request: HttpRequest,
-    portal: Portal,
-    section: Section,
-    errors: Mapping[str, list[str]],
-    status: int,
-) -> HttpResponse:
-    return _render_section(
-        request, portal, _section_page(portal, section, errors=errors), status=status
-    )
+    return question
 
 
 @portal_view
@@ -876,8 +485,7 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
             errors, status = exc.errors, exc.status_code
         else:
             return redirect(_url("thanks", portal))
-    stored = _stored(portal.assessment)
-    progress, missing = _progress(portal, stored)
+    progress, missing, with_drafts = _progress(portal)
     spec = portal.spec
     missing_rows = [
         {
@@ -887,11 +495,15 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
         }
         for code in missing
     ]
-    summary = _error_summary(
-        spec,
-        errors,
-        {code: _question_url(portal, code) for code in errors if code in spec.questions},
-    )
+    summary = [
+        {
+            "label": code if code in spec.questions else "",
+            "message": message,
+            "href": _question_url(portal, code) if code in spec.questions else "",
+        }
+        for code, code_messages in errors.items()
+        for message in code_messages
+    ]
     can_submit = "submit" in lifecycle.allowed_events(portal.assessment.status)
     return render(
         request,
@@ -899,6 +511,8 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
         _context(
             portal,
             progress=progress,
+            with_drafts=[p for p in progress if p.code in with_drafts],
+            draft_codes=with_drafts,
             missing=missing_rows,
             error_summary=summary,
             can_submit=can_submit,
@@ -934,9 +548,7 @@ def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
             channel=Channel.VENDOR_LINK,
         )
     except ServiceError as error:
-        for field_messages in error.errors.values():
-            for message in field_messages:
-                messages.error(request, message)
+        add_messages(request, error)
     else:
         messages.success(
             request,
@@ -952,9 +564,16 @@ def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
 @portal_view
 @require_POST
 def language(request: HttpRequest, portal: Portal) -> HttpResponse:
+    """Switch the portal's language. From a section page, the switch submits the section's
+    form: what was typed is kept as drafts first, and the section comes back."""
     chosen = request.POST.get("language", "")
     if chosen in dict(settings.LANGUAGES):
         request.session[_language_session_key(portal.link)] = chosen
+    if code := request.POST.get("section"):
+        section = portal.vendor_section(code)
+        answerer = _answerer(portal)
+        keep_drafts(answerer, answer_form(answerer, [code], portal.language, request.POST))
+        return redirect(_url("section", portal, section.code))
     landing_url = _url("landing", portal)
     target = request.POST.get("next", "")
     if not (
@@ -966,9 +585,7 @@ def language(request: HttpRequest, portal: Portal) -> HttpResponse:
 
 
 __all__ = [
-    "describe_parse_result",
-    "evidence_delete",
-    "evidence_upload",
+    "autosave",
     "landing",
     "language",
     "portal_view",

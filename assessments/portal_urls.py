@@ -9,12 +9,7 @@ app_name = "portal"
 urlpatterns = [
     path("<str:token>/", portal.landing, name="landing"),
     path("<str:token>/s/<str:section_code>/", portal.section, name="section"),
-    path("<str:token>/evidence/", portal.evidence_upload, name="evidence_upload"),
-    path(
-        "<str:token>/evidence/<int:evidence_id>/delete/",
-        portal.evidence_delete,
-        name="evidence_delete",
-    ),
+    path("<str:token>/s/<str:section_code>/draft/", portal.autosave, name="autosave"),
     path("<str:token>/review/", portal.review, name="review"),
     path("<str:token>/thanks/", portal.thanks, name="thanks"),
     path("<str:token>/language/", portal.language, name="language"),

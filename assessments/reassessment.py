@@ -21,11 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import Organization, User
+from accounts.models import Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.text import text_errors
+from core.errors import ConflictError, ForbiddenError, ServiceError
+from core.text import text_errors
 from questionnaires.models import QuestionnaireVersion
+from questionnaires.spec import version_key
 from questionnaires.validation import AnswerValidationError, validate_answers
 
 from .audit import audit_record
@@ -40,13 +42,7 @@ from .models import (
     RiskTier,
     VendorLink,
 )
-from .services import (
-    ConflictError,
-    ForbiddenError,
-    ServiceError,
-    answers_save,
-    assessment_create,
-)
+from .services import _require_member, answers_save, assessment_create
 from .storage import evidence_storage
 from .vendor_mail import renewal_notify
 
@@ -145,15 +141,20 @@ def renewal_start(
     assessment: Assessment,
     reason: str,
     channel: str,
-    actor: User | None = None,
+    member: OrgContext | None = None,
     vendor_link: VendorLink | None = None,
     changes: Iterable[str] = (),
     note: str = "",
 ) -> Assessment:
     """Open the next assessment of the vendor as a draft holding the last answers.
 
-    `actor` is a member, `vendor_link` a vendor declaring a configuration change; neither is
-    the reminder sweep. Refused while another renewal of the assessment is open."""
+    `member` is an assessor, `vendor_link` a vendor declaring a configuration change through
+    its link; neither is the reminder sweep. Refused while another renewal is open."""
+    if member is not None:
+        _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
+    actor = member.user if member is not None else None
     original = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = {}
     changes = list(dict.fromkeys(changes))
@@ -228,16 +229,14 @@ def renewal_start(
             "evidence": copied,
         },
     )
-    renewal_notify(renewal=renewal, actor=actor)
+    renewal_notify(renewal=renewal)
     renewal.refresh_from_db()  # invited: sent
     return renewal
 
 
 def _newest_version_of(questionnaire: QuestionnaireVersion) -> QuestionnaireVersion:
-    from scoring.registry import _version_order
-
     versions = QuestionnaireVersion.objects.filter(slug=questionnaire.slug)
-    return max(versions, key=lambda q: _version_order(q.version))
+    return max(versions, key=lambda q: version_key(q.version))
 
 
 def _still_valid(

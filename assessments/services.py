@@ -22,15 +22,18 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
+from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.text import readable_name, text_errors, text_fields_errors
+from core.errors import ConflictError, ForbiddenError, ServiceError, StorageFullError
+from core.text import readable_name, text_errors, text_fields_errors
 from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
-from questionnaires.spec import Question, QuestionnaireSpec
+from questionnaires.spec import Question, QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
+    stored_values,
     validate_answers,
 )
 from scoring.models import Ruleset
@@ -58,40 +61,17 @@ from .storage import UploadTooLarge, evidence_storage, store_upload
 logger = logging.getLogger(__name__)
 
 
-class ServiceError(Exception):
-    """A request that cannot be carried out; `errors` maps a field (or question code) to
-    messages. The API answers 400 `{"errors": ...}`, the web pages show them inline."""
-
-    status_code = 400
-
-    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
-        self.errors = {key: [str(m) for m in messages] for key, messages in errors.items()}
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
-
-
-class ConflictError(ServiceError):
-    """The request is valid but the assessment's status does not allow it (HTTP 409)."""
-
-    status_code = 409
-
-
-class StorageFullError(ServiceError):
-    """A file could not be written (disk full or failing): nothing was saved (HTTP 507)."""
-
-    status_code = 507
-
-
-class ForbiddenError(ServiceError):
-    """The caller's role does not allow this (HTTP 403)."""
-
-    status_code = 403
+def _require_member(member: OrgContext, assessment: Assessment, capability: str) -> None:
+    """The rule every member-facing service applies first: the caller's role grants the
+    capability (403), and the object belongs to the caller's organization."""
+    member.require(capability)
+    if assessment.organization_id != member.organization.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
 
 
 def _transition(assessment: Assessment, event: str) -> None:
-    try:
-        assessment.status = lifecycle.next_status(event, assessment.status)
-    except lifecycle.IllegalTransition as exc:
-        raise ConflictError({"status": [str(exc)]}) from exc
+    # An event the status does not allow raises `IllegalTransition`, a `ConflictError`.
+    assessment.status = lifecycle.next_status(event, assessment.status)
 
 
 # -- vendors -------------------------------------------------------------------------------
@@ -237,16 +217,10 @@ def assessment_update(
 
 def answer_values(assessment: Assessment) -> dict[str, Any]:
     """Current answers as validated Python values (dates as `date`)."""
-    spec = assessment.questionnaire.spec
-    values: dict[str, Any] = {}
-    for answer in assessment.answers.all():
-        question = spec.questions.get(answer.question_code)
-        if question is None or answer.value is None:
-            continue
-        values[answer.question_code] = (
-            dt.date.fromisoformat(answer.value) if question.type == "date" else answer.value
-        )
-    return values
+    return stored_values(
+        assessment.questionnaire.spec,
+        dict(assessment.answers.values_list("question_code", "value")),
+    )
 
 
 def _json_value(value: Any) -> Any:
@@ -258,10 +232,10 @@ def vendor_editable_codes(*, assessment: Assessment, vendor_link: VendorLink) ->
     statuses; only the re-opened ones after a reviewer requested changes."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         return set()
-    return _editable_codes(assessment, vendor_link) or set()
+    return editable_codes(assessment, vendor_link) or set()
 
 
-def _editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
+def editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> set[str] | None:
     """Codes the caller may change now (None = all)."""
     spec = assessment.questionnaire.spec
     if vendor_link is None:
@@ -303,6 +277,26 @@ def answers_save(
             questionnaire=assessment.questionnaire.spec,
             codes={*(answers or {}), *(comments or {})},
         )
+    require_answers_open(assessment)
+    spec = assessment.questionnaire.spec
+    clean = validate_answers(
+        spec, answers, comments, allowed_codes=editable_codes(assessment, vendor_link)
+    )
+    changed = _store_answers(
+        assessment,
+        clean.values,
+        clean.comments,
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+    # What was typed is saved now: its drafts are no longer "not saved yet".
+    assessment.drafts.filter(question_code__in={*clean.values, *clean.comments}).delete()
+    return changed
+
+
+def require_answers_open(assessment: Assessment) -> None:
+    """Answers (and drafts of them) change only while the vendor may still answer (409)."""
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError(
             {
@@ -312,18 +306,6 @@ def answers_save(
                 ]
             }
         )
-    spec = assessment.questionnaire.spec
-    clean = validate_answers(
-        spec, answers, comments, allowed_codes=_editable_codes(assessment, vendor_link)
-    )
-    return _store_answers(
-        assessment,
-        clean.values,
-        clean.comments,
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-    )
 
 
 def require_answer_capabilities(
@@ -425,7 +407,7 @@ def evidence_add(
             _("This question does not take evidence files.")
         ]
     else:
-        allowed = _editable_codes(assessment, vendor_link)
+        allowed = editable_codes(assessment, vendor_link)
         if allowed is not None and question_code not in allowed:
             errors[question_code] = [_("This question cannot be answered here.")]
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
@@ -535,7 +517,7 @@ def evidence_remove(
     assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
-    allowed = _editable_codes(assessment, vendor_link)
+    allowed = editable_codes(assessment, vendor_link)
     if allowed is not None and evidence.question_code not in allowed:
         raise ConflictError({evidence.question_code: [_("This question cannot be answered here.")]})
     name, storage_name = evidence.original_name, evidence.storage_name
@@ -585,7 +567,7 @@ def vendor_link_issue(
     *,
     assessment: Assessment,
     contact_email: str,
-    actor: User | None,
+    member: OrgContext | None,
     channel: str,
     contact_name: str = "",
     language: str = "en",
@@ -596,10 +578,14 @@ def vendor_link_issue(
     """Invite a vendor contact: a new private link (the token is returned once and emailed),
     replacing any earlier active link to the same address unless `replace=False`.
     `invitation=False`: the caller sends its own email with the link (a reminder, a
-    reassessment, a request for changes)."""
+    reassessment, a request for changes). `member=None`: AVIA itself issues the link, as part
+    of a workflow email (`vendor_mail`)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
+    if member is not None:
+        _require_member(member, assessment, Capability.INVITE_VENDOR)
+    actor = member.user if member is not None else None
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = text_fields_errors({"contact_name": (contact_name, 200)})
     try:
@@ -669,7 +655,9 @@ def _send_invitation(link: VendorLink, url: str) -> None:
 
 
 @transaction.atomic
-def vendor_link_revoke(*, link: VendorLink, actor: User, channel: str) -> VendorLink:
+def vendor_link_revoke(*, link: VendorLink, member: OrgContext, channel: str) -> VendorLink:
+    _require_member(member, link.assessment, Capability.INVITE_VENDOR)
+    actor = member.user
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
@@ -744,8 +732,10 @@ def assessment_submit(
 
 
 @transaction.atomic
-def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> ScoringRun:
+def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: str) -> ScoringRun:
     """Score again with the newest ruleset; earlier runs stay as they were."""
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     _transition(assessment, "rescore")
     assessment.save(update_fields=["status", "updated_at"])
@@ -760,17 +750,15 @@ def assessment_rescore(*, assessment: Assessment, actor: User, channel: str) -> 
 
 
 def newest_ruleset_for(assessment: Assessment) -> Ruleset:
-    from scoring.registry import _version_order
-
     # The newest ruleset that scores this questionnaire version (v2 also scores v1 answers).
     rulesets = list(Ruleset.objects.filter(applies_to=assessment.questionnaire))
     if not rulesets:
         raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
-    return max(rulesets, key=lambda r: _version_order(r.version))
+    return max(rulesets, key=lambda r: version_key(r.version))
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from scoring.tasks import score_assessment_run
+    from .tasks import score_assessment_run
 
     run = scoring_run_create(
         assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
@@ -815,13 +803,16 @@ def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
 def review_record(
     *,
     assessment: Assessment,
-    reviewer: User,
+    member: OrgContext,
     decision: str,
     channel: str,
     conditions: str = "",
     message: str = "",
     reopen_codes: list[str] | None = None,
 ) -> Review:
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    _require_member(member, assessment, Capability.REVIEW)
+    reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = text_fields_errors(
         {"conditions": (conditions, 4000), "message": (message, 4000)}
@@ -875,7 +866,7 @@ def review_record(
     if decision == ReviewDecision.CHANGES_REQUESTED:
         from .vendor_mail import changes_requested_notify
 
-        changes_requested_notify(review=review, actor=reviewer)
+        changes_requested_notify(review=review)
     # The next assessment is due from the approval; none after a rejection or while changing.
     from .reassessment import reassess_by_for
 
@@ -906,9 +897,11 @@ def risk_decision_record(
     justification: str,
     owner: str,
     expires_on: dt.date | None,
-    actor: User,
+    member: OrgContext,
     channel: str,
 ) -> RiskDecision:
+    _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
     errors: dict[str, list[Any]] = text_fields_errors(
         {"justification": (justification, 4000), "owner": (owner, 200)}
     )

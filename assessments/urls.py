@@ -2,39 +2,45 @@
 
 from django.urls import path
 
-from . import views
+from .views import compare, dashboard, detail, editing, evidence, findings, review
 
 app_name = "assessments"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("language/", views.set_language, name="set_language"),
-    path("vendors/", views.vendor_list, name="vendor_list"),
-    path("vendors/new/", views.vendor_create, name="vendor_create"),
-    path("vendors/<int:vendor_id>/", views.vendor_edit, name="vendor_edit"),
-    path("assessments/new/", views.assessment_create, name="create"),
-    path("assessments/compare/", views.compare, name="compare"),
-    path("assessments/<int:assessment_id>/", views.assessment_detail, name="detail"),
-    path("assessments/<int:assessment_id>/edit/", views.assessment_edit, name="edit"),
+    path("", dashboard.dashboard, name="dashboard"),
+    path("vendors/", dashboard.vendor_list, name="vendor_list"),
+    path("vendors/new/", dashboard.vendor_create, name="vendor_create"),
+    path("vendors/<int:vendor_id>/", dashboard.vendor_edit, name="vendor_edit"),
+    path("assessments/new/", editing.assessment_create, name="create"),
+    path("assessments/compare/", compare.compare, name="compare"),
+    path("assessments/<int:assessment_id>/", detail.assessment_detail, name="detail"),
+    path("assessments/<int:assessment_id>/edit/", editing.assessment_edit, name="edit"),
+    path(
+        "assessments/<int:assessment_id>/edit/draft/",
+        editing.assessment_edit_autosave,
+        name="edit_autosave",
+    ),
     path(
         "assessments/<int:assessment_id>/progress/",
-        views.assessment_progress,
+        detail.assessment_progress,
         name="progress",
     ),
     path(
         "assessments/<int:assessment_id>/findings/",
-        views.assessment_findings,
+        findings.assessment_findings,
         name="findings",
     ),
     path(
         "assessments/<int:assessment_id>/findings/<str:rule_id>/decisions/",
-        views.risk_decision_create,
+        findings.risk_decision_create,
         name="risk_decision",
     ),
-    path("assessments/<int:assessment_id>/review/", views.assessment_review, name="review"),
-    path("assessments/<int:assessment_id>/invite/", views.vendor_invite, name="invite"),
-    path("assessments/<int:assessment_id>/rescore/", views.assessment_rescore, name="rescore"),
-    path("links/<int:link_id>/reinvite/", views.vendor_link_reinvite, name="link_reinvite"),
-    path("links/<int:link_id>/revoke/", views.vendor_link_revoke, name="link_revoke"),
-    path("evidence/<int:evidence_id>/download/", views.evidence_download, name="evidence_download"),
+    path("assessments/<int:assessment_id>/review/", review.assessment_review, name="review"),
+    path("assessments/<int:assessment_id>/invite/", detail.vendor_invite, name="invite"),
+    path("assessments/<int:assessment_id>/rescore/", detail.assessment_rescore, name="rescore"),
+    path("links/<int:link_id>/reinvite/", detail.vendor_link_reinvite, name="link_reinvite"),
+    path("links/<int:link_id>/revoke/", detail.vendor_link_revoke, name="link_revoke"),
+    path(
+        "evidence/<int:evidence_id>/download/", evidence.evidence_download, name="evidence_download"
+    ),
 ]

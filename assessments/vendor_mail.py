@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from accounts.models import User
+from core.errors import ServiceError
 from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
 from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
-from .services import ServiceError, vendor_link_issue, vendor_link_url, vendor_question_url
+from .services import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def vendor_contact_for(assessment: Assessment) -> VendorContact | None:
 
 
 def _fresh_link(
-    assessment: Assessment, contact: VendorContact, actor: User | None, *, replace: bool = True
+    assessment: Assessment, contact: VendorContact, *, replace: bool = True
 ) -> tuple[VendorLink, str]:
     """Raises `ServiceError` when the assessment cannot go to the vendor yet (the buyer's own
     questions are not all answered)."""
@@ -54,8 +54,8 @@ def _fresh_link(
         contact_email=contact.email,
         contact_name=contact.name,
         language=contact.language,
-        actor=actor,
-        channel=Channel.WEB if actor else Channel.SYSTEM,
+        member=None,  # AVIA itself, as part of the workflow (a reviewer may not invite)
+        channel=Channel.SYSTEM,
         invitation=False,
         replace=replace,
     )
@@ -94,14 +94,14 @@ class ReopenedQuestion:
     url: str
 
 
-def changes_requested_notify(*, review: Review, actor: User) -> OutboundEmail | None:
+def changes_requested_notify(*, review: Review) -> OutboundEmail | None:
     """Tell the vendor which questions to answer again (each a link to it) and why."""
     assessment = review.assessment
     contact = vendor_contact_for(assessment)
     if contact is None:
         return None  # nobody outside was invited: the assessor answers for the vendor
     # The vendor's earlier link keeps working: they may still be reading the earlier email.
-    link, token = _fresh_link(assessment, contact, actor, replace=False)
+    link, token = _fresh_link(assessment, contact, replace=False)
     questions = assessment.questionnaire.spec.questions
     reopened = [
         ReopenedQuestion(
@@ -124,13 +124,13 @@ def changes_requested_notify(*, review: Review, actor: User) -> OutboundEmail | 
     )
 
 
-def renewal_notify(*, renewal: Assessment, actor: User | None) -> OutboundEmail | None:
+def renewal_notify(*, renewal: Assessment) -> OutboundEmail | None:
     """Invite the vendor to confirm or change the answers of a reassessment."""
     contact = vendor_contact_for(renewal)
     if contact is None:
         return None
     try:
-        link, token = _fresh_link(renewal, contact, actor)
+        link, token = _fresh_link(renewal, contact)
     except ServiceError:
         return None  # stays a draft: the weekly digest asks the assessors to finish and invite
     return _send(
@@ -171,7 +171,7 @@ def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail |
     url = ""
     if link is None:
         try:
-            link, token = _fresh_link(assessment, contact, None)
+            link, token = _fresh_link(assessment, contact)
         except ServiceError:
             return None
         url = vendor_link_url(token)

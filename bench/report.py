@@ -20,7 +20,6 @@ Usage: .venv/bin/python bench/report.py [--runs 5] [--out DIR]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -43,7 +42,6 @@ django.setup()
 import io  # noqa: E402
 import logging  # noqa: E402
 
-from django.core.files.uploadedfile import SimpleUploadedFile  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from weasyprint import HTML  # noqa: E402
@@ -59,18 +57,11 @@ def incident_run():
     from accounts.models import User
     from accounts.roles import Role
     from accounts.services import membership_add, organization_create
+    from accounts.tenancy import org_context_of
+    from assessments import factories
     from assessments.models import Channel
-    from assessments.services import (
-        answers_save,
-        assessment_create,
-        assessment_submit,
-        evidence_add,
-        review_record,
-        vendor_create,
-    )
+    from assessments.services import review_record
 
-    example = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text())
-    log = ROOT / "tests" / "fixtures" / "logs" / "sglang-prefill-glm53-launch.log"
     organization = organization_create(name="Harbour Bank", owner_email="owner@bench.test")
     owner = User.objects.get(email="owner@bench.test")
     organization.report_display_name = "Kowloon Risk Advisory"
@@ -79,41 +70,18 @@ def incident_run():
     reviewer = membership_add(
         organization=organization, email="reviewer@bench.test", role=Role.REVIEWER, actor=owner
     ).user
-    vendor = vendor_create(
-        organization=organization, actor=owner, channel=Channel.WEB, name="Cloud Inference Co"
+    assessment = factories.incident_assessment(
+        member=org_context_of(user=owner, organization=organization)
     )
-    assessment = assessment_create(
-        organization=organization,
-        vendor=vendor,
-        questionnaire_key="ai-inference-isolation@1",
-        actor=owner,
-        channel=Channel.WEB,
-    )
-    answers_save(
-        assessment=assessment,
-        answers=example["answers"],
-        comments=example["comments"],
-        actor=owner,
-        channel=Channel.WEB,
-    )
-    evidence_add(
-        assessment=assessment,
-        question_code="CTX-08",
-        upload=SimpleUploadedFile(log.name, log.read_bytes(), content_type="text/plain"),
-        actor=owner,
-        channel=Channel.WEB,
-    )
-    run = assessment_submit(assessment=assessment, actor=owner, channel=Channel.WEB)
-    run.refresh_from_db()
     review_record(
         assessment=assessment,
-        reviewer=reviewer,
+        member=org_context_of(user=reviewer, organization=organization),
         decision="approved_with_conditions",
         conditions="Short prompts only (under 128,000 tokens) until the vendor upgrades SGLang "
         "to v0.5.22 and enlarges the prefill KV pool; re-assess after the change.",
         channel=Channel.WEB,
     )
-    return run
+    return assessment.latest_run
 
 
 def timed(work) -> tuple[float, float]:

@@ -173,6 +173,10 @@ def main() -> None:
 def measure_here(label: str, count: int, workers: int) -> dict:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
+    # A queue of our own, for every task this process and the worker send (the fan-out task
+    # queues the chunks from inside the worker).
+    queue = f"avia-bench-{uuid.uuid4().hex[:10]}"
+    os.environ["CELERY_QUEUE"] = queue
     import django
 
     django.setup()
@@ -190,8 +194,6 @@ def measure_here(label: str, count: int, workers: int) -> dict:
 
     from config.celery import app as celery_app
 
-    queue = f"avia-bench-{uuid.uuid4().hex[:10]}"
-    celery_app.conf.task_routes = {"*": {"queue": queue}}
     nodename = f"{queue}@{socket.gethostname()}"
     worker = subprocess.Popen(
         [

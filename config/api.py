@@ -33,16 +33,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext, org_context_for_request
-from assessments.lifecycle import IllegalTransition
-from assessments.services import ServiceError
 from config.api_json import BoundedJSONParser
-from questionnaires.validation import AnswerValidationError
+from core.errors import ServiceError
 
 # -- errors --------------------------------------------------------------------------------
 
 
 class DomainError(exceptions.APIException):
-    """A service's refusal (`ServiceError`, `ConflictError`), carried through DRF unchanged."""
+    """A service's refusal (any `core.errors.ServiceError`), carried through DRF unchanged."""
 
     def __init__(self, errors: Mapping[str, list[str]], status_code: int) -> None:
         super().__init__(detail=dict(errors))
@@ -68,12 +66,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 def _as_api_exception(exc: Exception) -> exceptions.APIException | None:
     if isinstance(exc, exceptions.APIException):
         return exc
-    if isinstance(exc, ServiceError):
+    if isinstance(exc, ServiceError):  # the project's one error hierarchy (core.errors)
         return DomainError(exc.errors, exc.status_code)
-    if isinstance(exc, AnswerValidationError):
-        return exceptions.ValidationError(exc.as_text_dict())
-    if isinstance(exc, IllegalTransition):
-        return DomainError({"status": [str(exc)]}, 409)
     if isinstance(exc, DjangoValidationError):
         return exceptions.ValidationError(as_serializer_error(exc))
     if isinstance(exc, Http404):

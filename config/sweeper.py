@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from assessments.models import RunStatus, ScoringRun
 from assessments.queueing import publish
+from assessments.tasks import score_assessment_run
 from reports.models import Report, ReportStatus
 from reports.tasks import render_report_task
-from scoring.tasks import score_assessment_run
 
 logger = logging.getLogger(__name__)
 

@@ -49,7 +49,9 @@ def email_enqueue(
     """
     if OutboundEmail.objects.filter(event_key=event_key).exists():
         return None
-    with translation.override(language):
+    # The recipient's language and the organization's clock, like every page AVIA shows them.
+    zone = getattr(organization, "time_zone", None) or timezone.get_current_timezone_name()
+    with translation.override(language), timezone.override(zone):
         subject = " ".join(render_to_string(f"emails/{template}_subject.txt", context).split())
         body = render_to_string(f"emails/{template}.txt", context)
     try:

@@ -28,8 +28,8 @@ from assessments.models import (
     RiskDecisionKind,
 )
 from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
-from assessments.services import ServiceError
 from assessments.vendor_mail import due_date_remind
+from core.errors import ServiceError
 from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue

@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404
 from accounts.models import Organization
 from assessments.models import Assessment, AssessmentStatus, RiskTier
 from assessments.selectors import assessments_for
+from questionnaires.spec import version_key
 from scoring.models import Ruleset
-from scoring.registry import _version_order
 
 from .models import ItemState, RescoreBatch, RescoreItem
 
@@ -32,7 +32,7 @@ TIER_RANK = {RiskTier.LOW: 0, RiskTier.MEDIUM: 1, RiskTier.HIGH: 2, RiskTier.CRI
 def rulesets_newest_first() -> list[Ruleset]:
     """Published rulesets (catalogue data, shared by every organization), newest first."""
     rulesets = Ruleset.objects.prefetch_related("applies_to")
-    return sorted(rulesets, key=lambda r: (r.slug, _version_order(r.version)), reverse=True)
+    return sorted(rulesets, key=lambda r: (r.slug, version_key(r.version)), reverse=True)
 
 
 def rescore_candidates(

@@ -27,10 +27,11 @@ from assessments.audit import audit_record
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
 from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
-from assessments.services import ForbiddenError, ServiceError, scoring_run_create
+from assessments.services import scoring_run_create
+from core.errors import ForbiddenError, ServiceError
+from core.tasks import TRANSIENT_ERRORS
 from scoring.models import Ruleset
 from scoring.registry import split_key
-from scoring.tasks import TRANSIENT_ERRORS
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from .selectors import RESCORABLE_STATUSES, rescore_candidates

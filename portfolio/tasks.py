@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
-from scoring.tasks import TRANSIENT_ERRORS
+from core.tasks import run_or_record_failure
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -15,13 +19,17 @@ from scoring.tasks import TRANSIENT_ERRORS
     time_limit=600,
     soft_time_limit=540,
 )
-def rescore_chunk(self, batch_id: int, item_ids: list[int]) -> int:  # noqa: ANN001
+def rescore_chunk(self, batch_id: int, item_ids: list[int]) -> int | None:  # noqa: ANN001
     from .services import rescore_chunk_run
 
-    try:
-        return rescore_chunk_run(batch_id=batch_id, item_ids=item_ids)
-    except TRANSIENT_ERRORS as exc:
-        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+    # Each item records its own permanent failure; a chunk that fails as a whole leaves its
+    # items unfinished for the resume sweep, and says why in the log.
+    return run_or_record_failure(
+        self,
+        lambda: rescore_chunk_run(batch_id=batch_id, item_ids=item_ids),
+        lambda reason: logger.error("rescore chunk of batch %s failed: %s", batch_id, reason),
+        too_slow="the chunk took longer than the time limit",
+    )
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, time_limit=300, soft_time_limit=280)

@@ -14,8 +14,10 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.decorators import member_page
 from accounts.roles import Capability
-from assessments.forms import ReassessForm, add_service_errors
+from accounts.tenancy import OrgContext
+from assessments.forms import ReassessForm
 from assessments.models import Channel, RenewalReason
 from assessments.reassessment import (
     reassessment_policy_for,
@@ -23,8 +25,9 @@ from assessments.reassessment import (
     renewal_start,
 )
 from assessments.selectors import assessment_get
-from assessments.services import ServiceError
-from assessments.views import capabilities, member_context, member_page
+from assessments.views.common import capabilities
+from core.errors import ServiceError
+from core.web import add_errors, add_messages, error_summary
 from outbox.selectors import emails_for_organization
 
 from . import selectors
@@ -39,10 +42,9 @@ POLL_SECONDS = 2
 
 
 @member_page
-def rescore(request: HttpRequest) -> HttpResponse:
+def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
     """Assessments scored with another ruleset than the one chosen (the newest by default),
     filtered; one button rescores all of them."""
-    org = member_context(request)
     rulesets = selectors.rulesets_newest_first()
     data = request.POST if request.method == "POST" else (request.GET or None)
     form = RescoreFilterForm(data, ruleset_keys=[r.key for r in rulesets])
@@ -58,7 +60,7 @@ def rescore(request: HttpRequest) -> HttpResponse:
                 member=org, ruleset_key=ruleset.key, filters=filters, channel=Channel.WEB
             )
         except ServiceError as error:
-            errors, status = [m for ms in error.errors.values() for m in ms], 400
+            errors, status = error.messages, 400
         else:
             return redirect("portfolio:batch", batch_id=batch.pk)
     candidates = (
@@ -88,8 +90,7 @@ def rescore(request: HttpRequest) -> HttpResponse:
 
 
 @member_page
-def batch(request: HttpRequest, batch_id: int) -> HttpResponse:
-    org = member_context(request)
+def batch(request: HttpRequest, org: OrgContext, batch_id: int) -> HttpResponse:
     rescore_batch = selectors.rescore_batch_get(organization=org.organization, batch_id=batch_id)
     running = rescore_batch.status in (BatchStatus.QUEUED, BatchStatus.RUNNING)
     if request.htmx and request.GET.get("status") not in (None, rescore_batch.status):
@@ -114,15 +115,13 @@ def batch(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 
 @member_page
-def batch_changes_csv(request: HttpRequest, batch_id: int) -> HttpResponse:
-    org = member_context(request)
+def batch_changes_csv(request: HttpRequest, org: OrgContext, batch_id: int) -> HttpResponse:
     rescore_batch = selectors.rescore_batch_get(organization=org.organization, batch_id=batch_id)
     return csv_download(rescore_batch.pk, changes_csv(selectors.batch_changes(batch=rescore_batch)))
 
 
-@member_page
-def policy(request: HttpRequest) -> HttpResponse:
-    org = member_context(request, Capability.MANAGE_POLICY)
+@member_page(capability=Capability.MANAGE_POLICY)
+def policy(request: HttpRequest, org: OrgContext) -> HttpResponse:
     current = reassessment_policy_for(organization=org.organization)
     initial = {tier: current.days_for(tier) for tier in ("critical", "high", "medium", "low")}
     form = ReassessmentPolicyForm(request.POST or None, initial=initial)
@@ -132,7 +131,7 @@ def policy(request: HttpRequest) -> HttpResponse:
             try:
                 reassessment_policy_update(member=org, days=form.cleaned_data, channel=Channel.WEB)
             except ServiceError as error:
-                add_service_errors(form, error.errors)
+                add_errors(form, error)
             else:
                 messages.success(request, _("The reassessment policy is saved."))
                 return redirect("portfolio:policy")
@@ -145,11 +144,10 @@ def policy(request: HttpRequest) -> HttpResponse:
     )
 
 
-@member_page
+@member_page(capability=Capability.EDIT_ASSESSMENT)
 @require_POST
-def reassess(request: HttpRequest, assessment_id: int) -> HttpResponse:
+def reassess(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """Start the vendor's next assessment now, or record a configuration change they reported."""
-    org = member_context(request, Capability.EDIT_ASSESSMENT)
     assessment = assessment_get(organization=org.organization, assessment_id=assessment_id)
     form = ReassessForm(request.POST)
     if not form.is_valid():
@@ -162,21 +160,18 @@ def reassess(request: HttpRequest, assessment_id: int) -> HttpResponse:
             reason=RenewalReason.CONFIGURATION_CHANGE if changes else RenewalReason.DUE,
             changes=changes,
             note=form.cleaned_data["note"],
-            actor=org.user,
+            member=org,
             channel=Channel.WEB,
         )
     except ServiceError as error:
-        for field_messages in error.errors.values():
-            for message in field_messages:
-                messages.error(request, message)
+        add_messages(request, error)
         return redirect("assessments:detail", assessment.pk)
     messages.success(request, _("The reassessment is open, with the last answers filled in."))
     return redirect("assessments:detail", renewal.pk)
 
 
-@member_page
-def outbox(request: HttpRequest) -> HttpResponse:
-    org = member_context(request, Capability.MANAGE_POLICY)
+@member_page(capability=Capability.MANAGE_POLICY)
+def outbox(request: HttpRequest, org: OrgContext) -> HttpResponse:
     emails = emails_for_organization(organization=org.organization)
     page = Paginator(emails, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "portfolio/outbox.html", {"org": org, "page": page})

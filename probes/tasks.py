@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from scoring.tasks import TRANSIENT_ERRORS
+from core.tasks import TRANSIENT_ERRORS
 
 MAX_RETRIES = 3
 # The probe stops itself at PROBE_TIMEOUT_S; the task's limits only catch a probe stuck

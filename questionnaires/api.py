@@ -15,10 +15,10 @@ from rest_framework.response import Response
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from config.api import OrganizationAPIView, error_responses
-from scoring.registry import _version_order
 
 from .models import QuestionnaireVersion
 from .serializers import QuestionnaireSerializer
+from .spec import version_key
 
 
 def questionnaire_versions() -> QuerySet[QuestionnaireVersion]:
@@ -32,7 +32,7 @@ def questionnaire_version_get(*, slug: str, version: str | None = None) -> Quest
         versions = [v for v in versions if v.version == version]
     if not versions:
         raise Http404
-    return max(versions, key=lambda v: _version_order(v.version))
+    return max(versions, key=lambda v: version_key(v.version))
 
 
 class QuestionnaireList(OrganizationAPIView):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.version import InvalidVersion, Version
 
 LANGUAGES = ("en", "zh-hant")
 ANSWER_TYPES = ("yes_no", "choice", "multi_choice", "integer", "version", "date", "text", "file")
@@ -128,6 +129,15 @@ class QuestionnaireSpec:
             if section.code == code:
                 return section
         raise KeyError(code)
+
+
+def version_key(version: str) -> tuple[int, Version | str]:
+    """Sort key of catalogue versions ("1" < "1.1" < "2"): PEP 440 order, and a version that is
+    not PEP 440 sorts before every one that is (by its text)."""
+    try:
+        return (1, Version(version))
+    except InvalidVersion:
+        return (0, version)
 
 
 def code_to_identifier(code: str) -> str:

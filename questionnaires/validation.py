@@ -16,7 +16,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from packaging.version import InvalidVersion
 
-from config.text import shown_safely, text_errors
+from core.errors import ServiceError
+from core.text import shown_safely, text_errors
 
 from .conditions import Visibility, parse_version, to_cel_value
 from .spec import Question, QuestionnaireSpec
@@ -32,18 +33,15 @@ _GROUPED_INTEGER = re.compile(r"^\d{1,3}(,\d{3})+$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class AnswerValidationError(Exception):
+class AnswerValidationError(ServiceError):
     """Raised with every error of a request: `errors` maps a question code to its messages."""
-
-    def __init__(self, errors: Mapping[str, list[Any]]) -> None:
-        super().__init__(format_errors(errors))
-        self.errors = {code: list(messages) for code, messages in errors.items()}
 
     def as_text_dict(self) -> dict[str, list[str]]:
         """Messages as plain strings, in the active language."""
-        return {
-            code: [str(message) for message in messages] for code, messages in self.errors.items()
-        }
+        return self.errors
+
+    def __str__(self) -> str:
+        return format_errors(self.raw_errors)
 
 
 @dataclass(frozen=True)
@@ -366,3 +364,20 @@ def missing_required(
         if not answered:
             missing.append(question.code)
     return missing
+
+
+def stored_values(questionnaire: QuestionnaireSpec, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Answers as stored (JSON: a date as "YYYY-MM-DD") as the Python values validation gives
+    (a date as `date`); unknown codes and blanks are left out."""
+    values: dict[str, Any] = {}
+    for code, value in data.items():
+        question = questionnaire.questions.get(code)
+        if question is None or value is None:
+            continue
+        if question.type == "date" and isinstance(value, str):
+            try:
+                value = dt.date.fromisoformat(value)
+            except ValueError:
+                continue
+        values[code] = value
+    return values

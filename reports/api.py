@@ -107,7 +107,7 @@ class AssessmentReports(OrganizationAPIView):
             assessment=assessment,
             run=run,
             language=data["language"],
-            actor=org.user,
+            member=org,
             channel=Channel.API,
         )
         report = selectors.report_get(organization=org.organization, report_id=report.pk)

@@ -1,14 +1,14 @@
-"""Every fixed string of the PDF report, in English and Traditional Chinese (Hong Kong usage).
+"""The PDF report's own headings and sentences, in English and Traditional Chinese (Hong Kong
+usage); what the report shows of an assessment — answers, findings and their evidence, dates,
+severity and decision names — comes from the shared presenters (`assessments.presenters`), the
+same words as the web pages.
 
-Kept here rather than in the .po file (maintained elsewhere), so that a report is complete in
-either language whatever state the translations are in. Chinese terms follow the glossary
-(`shared/spec/glossary.md`): 發現事項, 佐證資料, 風險級別, 詞元, 快取, 簽核...
-A test checks that both languages have exactly the same keys.
+Chinese terms follow the glossary (`shared/spec/glossary.md`): 發現事項, 佐證資料, 風險級別,
+詞元, 快取, 簽核... A test checks that both languages have exactly the same keys.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 
 LANGUAGES = ("en", "zh-hant")
@@ -42,7 +42,6 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "sign_off": "Sign-off",
         "risk_tier": "Risk tier",
         "risk_score": "Risk score",
-        "score_of_100": "out of 100",
         "formula_heading": "How the score is calculated",
         "formula": (
             "Points per fired rule: critical 40, high 15, medium 5, low 1. "
@@ -66,13 +65,12 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "decided_at": "Decided",
         "conditions": "Conditions",
         "no_findings": "No rule fired: no findings.",
-        "severity": "Severity",
         "section": "Section",
         "why_fired": "Why it fired",
         "incident_fact": "Incident fact it rests on",
         "remediation": "Remediation",
         "references": "Framework references",
-        "as_summarised": "as summarised",
+        "as_summarised_note": " (as summarised)",
         "confidence_note": (
             "References marked “as summarised” are cited from reputable secondary sources "
             "(law firms, transcriptions), not from the primary text."
@@ -80,23 +78,16 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "risk_decisions": "Risk decisions",
         "decision_owner": "Owner",
         "expires_on": "Expires",
-        "justification": "Justification",
         "evidence_intro": (
             "Startup logs of the vendor's inference engine, as parsed when this run was scored. "
             "The numbers come from the engine's own log lines, quoted exactly below."
         ),
         "no_evidence": "No evidence files were submitted for this run.",
-        "evidence_question": "Question",
         "file": "File",
         "engine": "Inference engine",
-        "not_parsed": "Not parsed",
         "kv_pool": "KV cache pool",
         "context_length": "Context length",
-        "tokens": "tokens",
-        "line": "line {n}",
         "instance": "Engine instance",
-        "role": "Role",
-        "failed_start": "failed start",
         "notes": "Notes",
         "smallest_pool": "Smallest KV cache pool over all logs",
         "largest_context": "Largest context length over all logs",
@@ -105,10 +96,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
             "comment given with it. Section {buyer} is answered by the buyer and never shown "
             "to the vendor."
         ),
-        "not_answered": "Not answered",
         "comment": "Comment",
-        "answered_by_vendor": "answered by the vendor",
-        "answered_by_buyer": "answered by the buyer",
         "sign_off_intro": (
             "This report reproduces scoring run {run} exactly as it was scored: its findings, "
             "answers, evidence and ruleset version."
@@ -128,25 +116,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "Page ",
         "page_x_of_y_middle": " of ",
         "page_x_of_y_after": "",
-        "yes": "Yes",
-        "no": "No",
-        "unknown": "Unknown",
-        "list_separator": ", ",
         "colon": ": ",
-        "parenthesised": " ({text})",
-        "severity_critical": "Critical",
-        "severity_high": "High",
-        "severity_medium": "Medium",
-        "severity_low": "Low",
-        "decision_approved": "Approved",
-        "decision_approved_with_conditions": "Approved with conditions",
-        "decision_rejected": "Rejected",
-        "decision_changes_requested": "Changes requested",
-        "risk_decision_acceptance": "Risk acceptance",
-        "risk_decision_mitigation": "Mitigation",
-        "role_prefill": "prefill",
-        "role_decode": "decode",
-        "role_single": "single node",
         "generator": "AVIA",
     },
     "zh-hant": {
@@ -174,7 +144,6 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "sign_off": "簽核",
         "risk_tier": "風險級別",
         "risk_score": "風險分數",
-        "score_of_100": "（滿分 100）",
         "formula_heading": "風險分數的計算方法",
         "formula": (
             "每項觸發的規則按嚴重程度計分：嚴重 40 分、高 15 分、中 5 分、低 1 分。"
@@ -197,36 +166,28 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "decided_at": "決定日期",
         "conditions": "條件",
         "no_findings": "沒有規則觸發：並無發現事項。",
-        "severity": "嚴重程度",
         "section": "部分",
         "why_fired": "觸發原因",
         "incident_fact": "所依據的事故事實",
         "remediation": "修復",
         "references": "框架參考",
-        "as_summarised": "按二手資料概述",
+        "as_summarised_note": "（按二手資料概述）",
         "confidence_note": (
             "標示「按二手資料概述」的參考出自可靠的二手資料（律師事務所評論、轉錄本等），而非原始條文。"
         ),
         "risk_decisions": "風險決定",
         "decision_owner": "負責人",
         "expires_on": "屆滿日期",
-        "justification": "理據",
         "evidence_intro": (
             "以下為供應商推論引擎的啟動日誌，按本次評分時的解析結果列出。"
             "有關數字均取自引擎本身的日誌行，並於下方逐字引錄。"
         ),
         "no_evidence": "本次評分沒有提交佐證資料檔案。",
-        "evidence_question": "問題",
         "file": "檔案",
         "engine": "推論引擎",
-        "not_parsed": "未能解析",
         "kv_pool": "KV 快取池",
         "context_length": "上下文長度",
-        "tokens": "詞元",
-        "line": "第 {n} 行",
         "instance": "引擎實例",
-        "role": "角色",
-        "failed_start": "啟動失敗",
         "notes": "備註",
         "smallest_pool": "所有日誌中最小的 KV 快取池",
         "largest_context": "所有日誌中最大的上下文長度",
@@ -234,10 +195,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
             "以下列出問卷每條問題在本次評分中採用的答案及所附備註。"
             "{buyer} 部分由採購方填寫，不會向供應商顯示。"
         ),
-        "not_answered": "未有作答",
         "comment": "備註",
-        "answered_by_vendor": "由供應商填寫",
-        "answered_by_buyer": "由採購方填寫",
         "sign_off_intro": (
             "本報告按評分紀錄 {run} 的原貌重現：其發現事項、答案、佐證資料及規則集版本均與評分時相同。"
         ),
@@ -254,25 +212,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "第 ",
         "page_x_of_y_middle": " 頁，共 ",
         "page_x_of_y_after": " 頁",
-        "yes": "是",
-        "no": "否",
-        "unknown": "不確定",
-        "list_separator": "、",
         "colon": "：",
-        "parenthesised": "（{text}）",
-        "severity_critical": "嚴重",
-        "severity_high": "高",
-        "severity_medium": "中",
-        "severity_low": "低",
-        "decision_approved": "批准",
-        "decision_approved_with_conditions": "附條件批准",
-        "decision_rejected": "拒絕",
-        "decision_changes_requested": "要求修改",
-        "risk_decision_acceptance": "風險接受",
-        "risk_decision_mitigation": "緩解措施",
-        "role_prefill": "prefill",
-        "role_decode": "decode",
-        "role_single": "單節點",
         "generator": "AVIA",
     },
 }
@@ -281,34 +221,3 @@ LABELS: Mapping[str, Mapping[str, str]] = {
 def labels_for(language: str) -> Mapping[str, str]:
     """The labels of one edition; an unknown language is a programming error."""
     return LABELS[language]
-
-
-def format_date(value: dt.date | None, language: str) -> str:
-    """A date as a procurement document prints it: `2026-12-01` / `2026年12月1日`."""
-    if value is None:
-        return "—"
-    if isinstance(value, dt.datetime):
-        value = value.date()
-    if language == "zh-hant":
-        return f"{value.year}年{value.month}月{value.day}日"
-    return value.isoformat()
-
-
-def format_datetime(value: dt.datetime | None, language: str) -> str:
-    """A local date and time (the caller converts to the local time zone)."""
-    if value is None:
-        return "—"
-    return f"{format_date(value.date(), language)} {value:%H:%M}"
-
-
-def format_tokens(value: int | None, language: str) -> str:
-    if value is None:
-        return "—"
-    unit = LABELS[language]["tokens"]
-    return f"{value:,} {unit}"
-
-
-def format_line(number: int | None, language: str) -> str:
-    if number is None:
-        return ""
-    return LABELS[language]["line"].format(n=number)

@@ -21,12 +21,13 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import Organization, User
+from accounts.models import Organization
 from accounts.roles import Capability
+from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.queueing import publish_on_commit
-from assessments.services import ConflictError, ServiceError
+from core.errors import ConflictError, ServiceError
 
 from .context import report_context
 from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus
@@ -67,11 +68,16 @@ def report_request(
     *,
     assessment: Assessment,
     language: str,
-    actor: User,
+    member: OrgContext,
     channel: str,
     run: ScoringRun | None = None,
 ) -> Report:
-    """Queue a report of `run` (default: the assessment's latest run) in `language`."""
+    """Queue a report of `run` (default: the assessment's latest run) in `language`, for a
+    member who prepares or decides on assessments."""
+    member.require(*REPORT_REQUEST_CAPABILITIES)
+    if assessment.organization_id != member.organization.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
+    actor = member.user
     errors: dict[str, list[str]] = {}
     if language not in ReportLanguage.values:
         errors["language"] = [_("Choose English (en) or Traditional Chinese (zh-hant).")]

@@ -1,27 +1,28 @@
 """Web pages for reports: the reports of an assessment (and the request form), a report's status
 page, its download, and the verification page.
 
-Every view resolves the organization once (`member_context`) and fetches through the selectors,
-so another organization's reports are 404 and a role without the capability gets 403.
+Every view goes through `member_page` and fetches through the selectors, so another
+organization's reports are 404 and a role without the capability gets 403.
 """
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
+from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel, RunStatus, ScoringRun
-from assessments.services import ServiceError
-from assessments.views import member_context
+from assessments.presenters.formats import format_datetime
+from core.errors import ServiceError
+from core.web import add_errors, add_messages
 
 from . import selectors, services
 from .models import ReportLanguage
@@ -38,12 +39,14 @@ class ReportRequestForm(forms.Form):
         label=gettext_lazy("Scoring run"), coerce=int, required=False, empty_value=None
     )
 
-    def __init__(self, *args: object, runs: list[ScoringRun], **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, runs: list[ScoringRun], language: str, **kwargs: object
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["run"].choices = [
             (
                 run.pk,
-                f"#{run.pk} · {run.created_at:%Y-%m-%d %H:%M} · {run.ruleset.key} · "
+                f"#{run.pk} · {format_datetime(run.created_at, language)} · {run.ruleset.key} · "
                 f"{run.get_risk_tier_display()} {run.risk_score}",
             )
             for run in runs
@@ -54,11 +57,10 @@ class VerifyForm(forms.Form):
     file = forms.FileField(label=gettext_lazy("Report (PDF)"))
 
 
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
-def assessment_reports(request: HttpRequest, assessment_id: int) -> HttpResponse:
+def assessment_reports(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """The reports of one assessment; POST requests a new one (assessors and reviewers)."""
-    org = member_context(request)
     assessment = assessment_selectors.assessment_get(
         organization=org.organization, assessment_id=assessment_id
     )
@@ -69,11 +71,11 @@ def assessment_reports(request: HttpRequest, assessment_id: int) -> HttpResponse
     form = ReportRequestForm(
         request.POST if request.method == "POST" else None,
         runs=runs,
+        language=translation.get_language() or request.LANGUAGE_CODE,
         initial={"language": request.LANGUAGE_CODE, "run": assessment.latest_run_id},
     )
     if request.method == "POST":
-        if not can_request:
-            raise PermissionDenied
+        org.require(*services.REPORT_REQUEST_CAPABILITIES)
         if form.is_valid():
             run_id = form.cleaned_data["run"] or assessment.latest_run_id
             run = (
@@ -86,12 +88,11 @@ def assessment_reports(request: HttpRequest, assessment_id: int) -> HttpResponse
                     assessment=assessment,
                     run=run,
                     language=form.cleaned_data["language"],
-                    actor=org.user,
+                    member=org,
                     channel=Channel.WEB,
                 )
             except ServiceError as exc:
-                for field, errors in exc.errors.items():
-                    messages.error(request, f"{field}: {' '.join(errors)}")
+                add_messages(request, exc)
             else:
                 messages.success(
                     request,
@@ -110,17 +111,15 @@ def assessment_reports(request: HttpRequest, assessment_id: int) -> HttpResponse
     )
 
 
-@login_required
-def report_status(request: HttpRequest, report_id: int) -> HttpResponse:
-    org = member_context(request)
+@member_page
+def report_status(request: HttpRequest, org: OrgContext, report_id: int) -> HttpResponse:
     report = selectors.report_get(organization=org.organization, report_id=report_id)
     return render(request, "reports/status.html", {"org": org, "report": report})
 
 
-@login_required
-def report_download(request: HttpRequest, report_id: int) -> HttpResponse:
+@member_page
+def report_download(request: HttpRequest, org: OrgContext, report_id: int) -> HttpResponse:
     """The stored PDF, exactly as generated (checked against its SHA-256 before it is sent)."""
-    org = member_context(request)
     report = selectors.report_get(organization=org.organization, report_id=report_id)
     if not report.is_ready:
         messages.error(request, _("This report is not ready to download."))
@@ -133,11 +132,10 @@ def report_download(request: HttpRequest, report_id: int) -> HttpResponse:
     return response
 
 
-@login_required
+@member_page
 @require_http_methods(["GET", "POST"])
-def report_verify(request: HttpRequest) -> HttpResponse:
+def report_verify(request: HttpRequest, org: OrgContext) -> HttpResponse:
     """Upload a PDF: is it an unaltered AVIA report of this organization, and of what?"""
-    org = member_context(request)
     form = VerifyForm(request.POST or None, request.FILES or None)
     verification = None
     if request.method == "POST" and form.is_valid():
@@ -146,9 +144,7 @@ def report_verify(request: HttpRequest) -> HttpResponse:
                 organization=org.organization, uploaded_file=form.cleaned_data["file"]
             )
         except ServiceError as exc:
-            for errors in exc.errors.values():
-                for error in errors:
-                    form.add_error("file", error)
+            add_errors(form, exc)
     return render(
         request,
         "reports/verify.html",

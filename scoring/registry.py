@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
 from questionnaires.spec import (
     CatalogError,
     QuestionnaireSpec,
@@ -22,6 +20,7 @@ from questionnaires.spec import (
     parse_questionnaire,
     read_yaml,
     resolve_extension,
+    version_key,
 )
 
 from .engine import CompiledRuleset
@@ -41,13 +40,6 @@ def split_key(key: str) -> tuple[str, str]:
     if not separator or not slug or not version:
         raise CatalogError(f"“{key}” is not of the form slug@version")
     return slug, version
-
-
-def _version_order(version: str) -> tuple[int, Version | str]:
-    try:
-        return (1, Version(version))
-    except InvalidVersion:
-        return (0, version)
 
 
 @dataclass
@@ -75,7 +67,7 @@ class Catalog:
     def rulesets_for(self, questionnaire_key: str) -> list[RulesetSpec]:
         """Rulesets that score answers of a questionnaire version, oldest version first."""
         matching = [r for r in self.rulesets.values() if questionnaire_key in r.applies_to]
-        return sorted(matching, key=lambda r: (r.slug, _version_order(r.version)))
+        return sorted(matching, key=lambda r: (r.slug, version_key(r.version)))
 
     def newest_ruleset_for(self, questionnaire_key: str) -> RulesetSpec:
         """The newest ruleset written for the questionnaire version (the command line's default;
@@ -85,7 +77,7 @@ class Catalog:
         ]
         if not rulesets:
             raise CatalogError(f"no ruleset is written for {questionnaire_key}")
-        return max(rulesets, key=lambda r: _version_order(r.version))
+        return max(rulesets, key=lambda r: version_key(r.version))
 
     def compiled(self, ruleset_key: str) -> CompiledRuleset:
         if ruleset_key not in self._compiled:

@@ -6,7 +6,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 
-from assessments.views import error_summary, member_page
+from accounts.decorators import member_page
+from accounts.tenancy import OrgContext
+from core.web import error_summary
 from scoring.evidence import GIB, sizing_report
 from scoring.evidence.messages import ATTENTION_LABELS
 
@@ -14,7 +16,7 @@ from .forms import KVSizingForm
 
 
 @member_page
-def kvsize(request: HttpRequest) -> HttpResponse:
+def kvsize(request: HttpRequest, org: OrgContext) -> HttpResponse:
     """Paste or upload a config.json: the KV bytes per token, and for N tokens whether they fit
     the instance's GPU memory, with the formula worked out in the figures given."""
     form = KVSizingForm(request.POST or None, request.FILES or None)

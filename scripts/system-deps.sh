@@ -12,6 +12,7 @@ packages=(
   poppler-utils                      # pdftoppm / pdftotext in report tests
   chromium                           # browser tests (driven by Playwright, never downloaded)
   gettext                            # compilemessages (msgfmt)
+  tzdata                             # organization time zones (Python zoneinfo)
 )
 if [[ "${AVIA_WITH_POSTGRES:-0}" == "1" ]]; then packages+=(postgresql); fi
 

@@ -21,6 +21,8 @@ fi
 python manage.py compilemessages --ignore=.venv -v 0
 ruff check .
 ruff format --check .
+lint-imports --no-cache >/dev/null || lint-imports --no-cache  # quiet when the contracts hold
+mypy
 python manage.py makemigrations --check --dry-run >/dev/null || {
   echo "error: models changed without a migration (run: python manage.py makemigrations)" >&2; exit 1; }
 python -m pytest "$@"

@@ -12,6 +12,7 @@ from django.contrib.auth.hashers import make_password
 from accounts.models import Organization, User
 from accounts.roles import Role
 from accounts.services import membership_add, organization_create
+from accounts.tenancy import OrgContext, org_context_of
 
 PASSWORD = "correct-horse-battery"
 
@@ -63,3 +64,10 @@ def make_personas() -> Personas:
     other = organization_create(name="Other Org", owner_email="oscar@other.test")
     oscar = _with_password(User.objects.get(email="oscar@other.test"))
     return Personas(acme=acme, other=other, alice=alice, ava=ava, rex=rex, vic=vic, oscar=oscar)
+
+
+def member_of(user: User, organization: Organization | None = None) -> OrgContext:
+    """`user` acting in `organization` (default: the first organization they belong to), as a
+    service that checks the caller's role expects it."""
+    organization = organization or user.memberships.order_by("pk").first().organization
+    return org_context_of(user=user, organization=organization)

@@ -32,7 +32,7 @@ from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
-from tests.personas import make_personas
+from tests.personas import make_personas, member_of
 from tests.probes.conftest import setup_fields
 from tests.probes.vendor import closed_loopback_port
 
@@ -75,7 +75,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:rescore": R("POST", roles=("owner", "assessor")),
     "assessments:link_revoke": R("POST", roles=("owner", "assessor")),
     "assessments:link_reinvite": R("POST", roles=("owner", "assessor")),
-    "assessments:set_language": R("POST", kind="public"),
+    "accounts:set_language": R("POST", kind="public"),
     "assessments:vendor_list": R(acme_object=False),
     "assessments:vendor_create": R(roles=("owner", "assessor"), acme_object=False),
     "assessments:vendor_edit": R(roles=("owner", "assessor")),
@@ -83,6 +83,7 @@ MATRIX: dict[str, Rule] = {
     "assessments:compare": R(acme_object=False),
     "scoring:kvsize": R(acme_object=False),
     "assessments:edit": R(roles=("owner", "assessor")),
+    "assessments:edit_autosave": R("POST", roles=("owner", "assessor")),
     "assessments:progress": R(),
     "assessments:findings": R(),
     "assessments:risk_decision": R("POST", roles=("owner", "assessor")),
@@ -157,15 +158,7 @@ MATRIX: dict[str, Rule] = {
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
-    "portal:evidence_upload": R(
-        "POST",
-        kind="portal",
-        data=lambda world: {
-            "question": "CTX-08",
-            "file": SimpleUploadedFile("a.log", b"KV Cache is allocated. #tokens: 5"),
-        },
-    ),
-    "portal:evidence_delete": R("POST", kind="portal"),
+    "portal:autosave": R("POST", kind="portal"),
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
@@ -258,7 +251,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             link, token = services.vendor_link_issue(
                 assessment=assessment,
                 contact_email="sec@vendor.test",
-                actor=actor,
+                member=member_of(actor),
                 channel=Channel.WEB,
             )
             run = services.assessment_submit(
@@ -284,7 +277,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             _link, editable_token = services.vendor_link_issue(
                 assessment=editable,
                 contact_email="sec@vendor.test",
-                actor=actor,
+                member=member_of(actor),
                 channel=Channel.WEB,
             )
             return assessment, evidence, link, run, vendor, editable, editable_token
@@ -305,7 +298,10 @@ def world(django_db_setup, django_db_blocker, world_media):
         api_token_create(user=personas.alice, organization=acme, name="alice's")
         acme_assessment.refresh_from_db()  # scored since it was created
         report = report_request(
-            assessment=acme_assessment, language="en", actor=personas.ava, channel=Channel.WEB
+            assessment=acme_assessment,
+            language="en",
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
         )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
         # at once and its keys are destroyed).
@@ -350,7 +346,6 @@ def world(django_db_setup, django_db_blocker, world_media):
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
         }
-        portal_evidence = editable.evidence.get().pk
         users = {
             "owner": personas.alice,
             "assessor": personas.ava,
@@ -365,7 +360,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             other_assessment,
             token,
             other_token,
-            kwargs | {"portal_evidence_id": portal_evidence},
+            kwargs,
             users,
         )
         call_command("flush", interactive=False, verbosity=0)
@@ -373,8 +368,6 @@ def world(django_db_setup, django_db_blocker, world_media):
 
 def url_for(name: str, world: World) -> str:
     kwargs = dict(world.kwargs)
-    if name == "portal:evidence_delete":  # the portal's evidence pages need an editable assessment
-        kwargs["evidence_id"] = kwargs["portal_evidence_id"]
     needed = _kwargs_of(name)
     missing = [key for key in needed if key not in kwargs]
     assert not missing, f"the matrix has no value for URL argument(s) {missing} of {name}"

@@ -1,7 +1,6 @@
 import hashlib
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
 
 from accounts.models import ApiToken, Membership, Organization, User
 from accounts.selectors import api_tokens_for, members_of, memberships_for_user
@@ -14,6 +13,7 @@ from accounts.services import (
     organization_create,
     organization_update_branding,
 )
+from core.errors import ForbiddenError, ServiceError
 
 pytestmark = pytest.mark.django_db
 
@@ -44,14 +44,14 @@ def test_creating_an_organization_reuses_an_existing_user(personas):
 
 
 def test_it_refuses_a_duplicate_organization_name_regardless_of_case(personas):
-    with pytest.raises(ValidationError) as raised:
+    with pytest.raises(ServiceError) as raised:
         organization_create(name="acme procurement", owner_email="x@example.test")
-    assert "name" in raised.value.message_dict
+    assert "name" in raised.value.errors
     assert not User.objects.filter(email="x@example.test").exists()
 
 
 def test_it_refuses_an_invalid_owner_email():
-    with pytest.raises(ValidationError):
+    with pytest.raises(ServiceError):
         organization_create(name="Nobody Inc", owner_email="not-an-email")
     assert not Organization.objects.filter(name="Nobody Inc").exists()
 
@@ -82,7 +82,7 @@ def test_a_consultant_can_belong_to_several_organizations(personas):
 
 @pytest.mark.parametrize("persona", ["ava", "rex", "vic", "oscar"])
 def test_only_an_owner_of_the_organization_adds_members(personas, persona):
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         membership_add(
             organization=personas.acme,
             email="new@acme.test",
@@ -93,16 +93,16 @@ def test_only_an_owner_of_the_organization_adds_members(personas, persona):
 
 
 def test_adding_with_an_unknown_role_saves_nothing(personas):
-    with pytest.raises(ValidationError) as raised:
+    with pytest.raises(ServiceError) as raised:
         membership_add(
             organization=personas.acme, email="new@acme.test", role="admin", actor=personas.alice
         )
-    assert "role" in raised.value.message_dict
+    assert "role" in raised.value.errors
     assert not User.objects.filter(email="new@acme.test").exists()
 
 
 def test_adding_an_existing_member_again_is_refused(personas):
-    with pytest.raises(ValidationError):
+    with pytest.raises(ServiceError):
         membership_add(
             organization=personas.acme, email="ava@acme.test", role="viewer", actor=personas.alice
         )
@@ -117,7 +117,7 @@ def test_an_owner_changes_a_members_role(personas):
 
 
 def test_a_non_owner_cannot_change_roles(personas):
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         membership_change_role(
             membership=membership(personas.vic, personas.acme), role="owner", actor=personas.ava
         )
@@ -125,7 +125,7 @@ def test_a_non_owner_cannot_change_roles(personas):
 
 
 def test_the_last_owner_cannot_be_demoted(personas):
-    with pytest.raises(ValidationError, match="last owner"):
+    with pytest.raises(ServiceError, match="last owner"):
         membership_change_role(
             membership=membership(personas.alice, personas.acme),
             role="viewer",
@@ -135,7 +135,7 @@ def test_the_last_owner_cannot_be_demoted(personas):
 
 
 def test_the_last_owner_cannot_be_removed(personas):
-    with pytest.raises(ValidationError, match="last owner"):
+    with pytest.raises(ServiceError, match="last owner"):
         membership_remove(
             membership=membership(personas.alice, personas.acme), actor=personas.alice
         )
@@ -160,7 +160,7 @@ def test_a_member_may_leave_an_organization(personas):
 
 
 def test_a_non_owner_cannot_remove_someone_else(personas):
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         membership_remove(membership=membership(personas.vic, personas.acme), actor=personas.ava)
 
 
@@ -194,13 +194,13 @@ def test_tokens_are_different_every_time(personas):
 
 
 def test_a_token_is_refused_for_an_organization_the_user_is_not_in(personas):
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         api_token_create(user=personas.oscar, organization=personas.acme, name="sneaky")
     assert not ApiToken.objects.exists()
 
 
 def test_a_token_needs_a_name(personas):
-    with pytest.raises(ValidationError):
+    with pytest.raises(ServiceError):
         api_token_create(user=personas.ava, organization=personas.acme, name="   ")
 
 
@@ -221,7 +221,7 @@ def test_an_owner_revokes_a_members_token(personas):
 @pytest.mark.parametrize("persona", ["rex", "vic", "oscar"])
 def test_nobody_else_revokes_a_members_token(personas, persona):
     token, _key = api_token_create(user=personas.ava, organization=personas.acme, name="ci")
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         api_token_revoke(token=token, actor=getattr(personas, persona))
     token.refresh_from_db()
     assert token.revoked_at is None
@@ -249,7 +249,7 @@ def test_an_owner_sets_the_branding(personas):
 
 
 def test_a_non_owner_cannot_change_the_branding(personas):
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(ForbiddenError):
         organization_update_branding(
             organization=personas.acme,
             actor=personas.ava,

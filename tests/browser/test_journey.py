@@ -30,7 +30,7 @@ from assessments.services import (
     vendor_link_issue,
 )
 from questionnaires.models import QuestionnaireVersion
-from tests.personas import PASSWORD
+from tests.personas import PASSWORD, member_of
 
 from .conftest import DESKTOP, PHONE
 
@@ -103,9 +103,13 @@ def answer_section(page, journey: Journey, spec, section: str) -> None:
         if q.code in LAUNCH["answers"]
     }
     done: set[str] = set()
-    # Questions whose answer shows or hides others (htmx posts a preview when they change).
+    # Questions whose answer shows or hides others (htmx redraws the questions when they change).
     controlling = (
-        set(page.eval_on_selector_all("fieldset[hx-post]", "els => els.map(e => e.id)"))
+        set(
+            page.eval_on_selector_all(
+                "[data-controls-visibility]", "els => els.map(e => e.id.replace('question-', ''))"
+            )
+        )
         if journey.javascript
         else set()
     )
@@ -113,21 +117,20 @@ def answer_section(page, journey: Journey, spec, section: str) -> None:
         todo = [
             code
             for code in answers
-            if code not in done and page.locator(f"#question-{code}").count()
+            if code not in done and page.locator(f"[name='{code}']").count()
         ]
         if not todo:
             return
         for code in todo:
             fill_question(page, spec.questions[code], answers[code])
-            done.add(code)
-            if f"q-{code}" in controlling:
-                # htmx re-draws the section with the questions this answer shows or hides;
-                # a person reads the new question before typing on
-                page.wait_for_function(
-                    "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
-                )
+            if code in controlling:
+                # htmx keeps the draft (as typed: after a pause) and redraws the questions
+                # this answer shows or hides; a person reads them before typing on
+                page.wait_for_timeout(900)
+                page.wait_for_function("!document.querySelector('.htmx-request')")
             if journey.javascript and code == "PRF-07":
-                assert page.locator("#q-PRF-08").count() == 1  # appeared without a reload
+                page.wait_for_selector("#q-PRF-08")  # appears without a reload
+            done.add(code)
         page.click("#section-form button.primary")
         page.wait_for_selector(".message")  # "Saved." (in the page's language)
         assert not page.locator(".error-summary").count(), page.locator(
@@ -212,7 +215,7 @@ def test_the_whole_journey(
         if section == "CTX":
             vendor.fill("#q-CTX-01", "1M")
             vendor.click("#section-form button.primary")
-            assert vendor.locator("#q-CTX-01-error").is_visible()  # inline, beside the field
+            assert vendor.locator("#q-CTX-01_error").is_visible()  # inline, beside the field
             assert vendor.locator(".error-summary").is_visible()
             assert vendor.input_value("#q-CTX-01") == "1M"
             journey.shot(vendor, "vendor-inline-error")
@@ -287,12 +290,12 @@ def create_and_invite(assessor, journey: Journey) -> Assessment:
     assessor.fill("#id_due_date", "2030-12-31")
     for code in ("USE-01", "USE-02", "USE-04", "USE-05"):
         assessor.check(f"input[name='{code}'][value='{LAUNCH['answers'][code]}']")
-    assessor.fill("#id_USE-03", "750k")  # a typing mistake, caught beside the field
+    assessor.fill("#q-USE-03", "750k")  # a typing mistake, caught beside the field
     assessor.click("main form button.primary")
-    assert assessor.locator("#id_USE-03_error").is_visible()
-    assert assessor.locator(".error-summary a[href='#id_USE-03']").count() == 1
+    assert assessor.locator("#q-USE-03_error").is_visible()
+    assert assessor.locator(".error-summary a[href='#q-USE-03']").count() == 1
     journey.shot(assessor, "new-assessment-error")
-    assessor.fill("#id_USE-03", "750,000")
+    assessor.fill("#q-USE-03", "750,000")
     assessor.click("main form button.primary")
     assert "Invite a vendor contact" in assessor.inner_text("main")
     assert assessor.input_value("#id_contact_email") == "kv-team@workers-ai.test"
@@ -318,7 +321,7 @@ def created_and_invited(personas) -> Assessment:
     vendor_link_issue(
         assessment=assessment,
         contact_email="kv-team@workers-ai.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )  # the email goes out when the transaction commits
     return assessment

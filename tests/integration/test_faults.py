@@ -31,6 +31,7 @@ from assessments.services import (
 )
 from reports.models import Report, ReportStatus
 from reports.services import report_file
+from tests.personas import member_of
 
 from .conftest import ARTIFACTS, ROOT
 from .steps import LAUNCH_LOG, QUESTIONNAIRE, launch_answers
@@ -179,7 +180,7 @@ def test_a_redis_outage_during_fifty_submissions_loses_nothing(
             answers=launch_answers(),
         ),
         contact_email="vendor@example.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.API,
     )
     statuses = []

@@ -95,7 +95,7 @@ class Worker:
     def send(self, run_id: int) -> str:
         """Queue `score_assessment_run(run_id)` through the broker, as a redelivery of the
         message would; returns the task id."""
-        from scoring.tasks import score_assessment_run
+        from assessments.tasks import score_assessment_run
 
         return score_assessment_run.apply_async(args=[run_id]).id
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from assessments.models import Channel
 from assessments.services import assessment_create, vendor_create, vendor_link_issue
+from tests.personas import member_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text(encoding="utf-8"))
@@ -69,7 +70,7 @@ def link_token(assessment, personas):
     return vendor_link_issue(
         assessment=assessment,
         contact_email="kv-team@cloud-inference.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
 

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from assessments.models import Channel, EvidenceFile
 from assessments.services import evidence_add, vendor_link_issue, vendor_link_revoke
+from tests.personas import member_of
 
 from .conftest import log_upload, make_assessment, portal_url
 
@@ -48,7 +49,7 @@ def test_it_rejects_unknown_tokens_with_a_page_that_reveals_nothing(client, toke
 
 
 def test_it_rejects_revoked_links(client, link, token, personas):
-    vendor_link_revoke(link=link, actor=personas.ava, channel=Channel.WEB)
+    vendor_link_revoke(link=link, member=member_of(personas.ava), channel=Channel.WEB)
     assert client.get(portal_url(token)).status_code == 404
 
 
@@ -97,7 +98,7 @@ def test_another_assessments_evidence_is_404(client, token, assessment, personas
         actor=personas.oscar,
         channel=Channel.WEB,
     )
-    response = client.post(portal_url(token, "evidence_delete", evidence.pk))
+    response = client.post(portal_url(token, "section", "CTX"), {"remove": evidence.pk})
     assert response.status_code == 404
     assert EvidenceFile.objects.filter(pk=evidence.pk).exists()
 
@@ -106,13 +107,13 @@ def test_a_second_link_to_the_same_assessment_sees_the_same_answers(client, asse
     _, first = vendor_link_issue(
         assessment=assessment,
         contact_email="a@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     _, second = vendor_link_issue(
         assessment=assessment,
         contact_email="b@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     client.post(portal_url(first, "section", "PRF"), {"PRF-01": "Inference Cloud"})
@@ -120,5 +121,5 @@ def test_a_second_link_to_the_same_assessment_sees_the_same_answers(client, asse
 
 
 def test_post_only_pages_refuse_get(client, token):
-    assert client.get(portal_url(token, "evidence_upload")).status_code == 405
+    assert client.get(portal_url(token, "autosave", "CTX")).status_code == 405
     assert client.get(portal_url(token, "language")).status_code == 405

@@ -4,6 +4,7 @@ import pytest
 
 from assessments.models import Channel
 from assessments.services import vendor_link_issue
+from tests.personas import member_of
 
 from .conftest import portal_url
 
@@ -14,7 +15,7 @@ def test_it_starts_in_the_links_language(client, assessment, personas):
     _, token = vendor_link_issue(
         assessment=assessment,
         contact_email="hk@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
         language="zh-hant",
     )
@@ -45,7 +46,7 @@ def test_the_choice_is_kept_per_link(client, token, assessment, personas):
     _, other_token = vendor_link_issue(
         assessment=assessment,
         contact_email="other@vendor.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     client.post(portal_url(token, "language"), {"language": "zh-hant"})

@@ -6,6 +6,7 @@ import pytest
 
 from assessments.models import Answer, AnswerRevision, Channel, ReviewDecision
 from assessments.services import answer_values, answers_save, assessment_submit, review_record
+from tests.personas import member_of
 
 from .conftest import portal_url, vendor_answers
 
@@ -18,7 +19,7 @@ def test_it_shows_every_visible_question_with_the_right_input(client, token):
     assert "tokens" in page  # the unit
     assert 'name="CTX-04"' in page and 'type="radio"' in page
     assert "<fieldset" in page and "<legend>" in page
-    assert 'name="comment-CTX-01"' in page and 'for="c-CTX-01"' in page
+    assert 'name="comment-CTX-01"' in page and 'for="q-comment-CTX-01"' in page
     assert 'name="CTX-03"' not in page  # shown only when PRF-07 = yes
     assert 'type="file"' in page  # CTX-08, the startup log
 
@@ -27,7 +28,7 @@ def test_yes_no_questions_offer_yes_no_unknown(client, token):
     page = client.get(portal_url(token, "section", "KV")).content.decode()
     for code in ("yes", "no", "unknown"):
         assert f'id="q-KV-02-{code}"' in page
-    assert ">Unknown</label>" in page
+    assert "Unknown</label>" in page
 
 
 def test_a_bad_integer_saves_nothing_from_that_post(client, token, assessment):
@@ -50,11 +51,10 @@ def test_a_bad_integer_saves_nothing_from_that_post(client, token, assessment):
     assert "CTX-01: Enter a whole number of tokens" in summary
     # What was typed stays, and the error is tied to its input.
     assert 'value="1M"' in page and 'value="681,280"' in page
-    assert re.search(r'id="q-CTX-01-error"', page)
-    assert re.search(
-        r'<input[^>]*name="CTX-01"[^>]*aria-describedby="[^"]*q-CTX-01-error"[^>]*aria-invalid="true"',
-        page,
-    )
+    assert re.search(r'id="q-CTX-01_error"', page)
+    (ctx01,) = re.findall(r'<input[^>]*name="CTX-01"[^>]*>', page)
+    assert re.search(r'aria-describedby="[^"]*q-CTX-01_error"', ctx01)
+    assert 'aria-invalid="true"' in ctx01
     assert re.search(r'id="q-CTX-04-manual_at_launch"[^>]*checked', page)
     assert "from the log</textarea>" in page
 
@@ -104,27 +104,33 @@ def test_choosing_prf07_yes_makes_prf08_appear(client, token, assessment):
     assert answer_values(assessment)["PRF-08"] == "mooncake"
 
 
-def test_a_preview_shows_conditional_questions_without_saving(client, token, assessment):
+def test_autosave_keeps_drafts_and_shows_conditional_questions_without_saving(
+    client, token, assessment
+):
     response = client.post(
-        portal_url(token, "section", "PRF"),
-        {"PRF-07": "yes", "PRF-01": "typed, not saved", "_preview": "1"},
+        portal_url(token, "autosave", "PRF"),
+        {"PRF-07": "yes", "PRF-01": "typed, not saved"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 200
-    page = response.content.decode()
-    assert 'name="PRF-08"' in page
-    assert "typed, not saved</textarea>" in page
+    assert response["HX-Trigger"] == "questions-changed"  # PRF-08 appears: redraw
+    assert 'id="q-PRF-01-draft" hx-swap-oob="true"' in response.content.decode()
     assert not Answer.objects.filter(
         assessment=assessment, question_code__startswith="PRF"
     ).exists()
-
-
-def test_questions_that_control_others_ask_htmx_for_a_preview(client, token):
     page = client.get(portal_url(token, "section", "PRF")).content.decode()
-    prf07 = page.split('id="question-PRF-07"', 1)[1].split("</fieldset>", 1)[0]
-    assert "hx-post" in prf07 and "_preview" in prf07
-    prf03 = page.split('id="question-PRF-03"', 1)[1].split("</fieldset>", 1)[0]
-    assert "hx-post" not in prf03
+    assert 'name="PRF-08"' in page
+    assert "typed, not saved</textarea>" in page
+    assert "Draft, not saved yet" in page
+
+
+def test_the_section_form_autosaves_and_redraws_its_questions_on_a_visibility_change(client, token):
+    page = client.get(portal_url(token, "section", "PRF")).content.decode()
+    form = page.split('id="section-form"', 1)[1].split(">", 1)[0]
+    assert f'hx-post="{portal_url(token, "autosave", "PRF")}"' in form
+    assert "data-unsaved-warning" in form
+    questions = page.split('id="questions"', 1)[1].split(">", 1)[0]
+    assert 'hx-trigger="questions-changed from:body"' in questions
 
 
 def test_vendor_text_is_escaped(client, token):
@@ -156,7 +162,7 @@ def test_a_submitted_assessment_is_read_only(client, token, assessment, link, in
         assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
     url = portal_url(token, "section", "CTX")
     page = client.get(url).content.decode()
-    assert 'id="section-form"' not in page
+    assert 'name="save"' not in page  # nothing to save: the form only navigates
     assert 'name="CTX-01"' not in page
     assert "1,048,576" in page  # shown as text
     response = client.post(url, {"CTX-01": "5"})
@@ -177,7 +183,7 @@ def test_after_request_changes_only_reopened_questions_are_editable(
         assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
     review_record(
         assessment=assessment,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision=ReviewDecision.CHANGES_REQUESTED,
         channel=Channel.WEB,
         message="Please give the decode pool from the log.",
@@ -204,5 +210,5 @@ def test_htmx_is_served_locally(client, token):
 
 def test_help_text_shows_code_spans_escaped(client, token):
     page = client.get(portal_url(token, "section", "CTX")).content.decode()
-    assert "<code>max_total_num_tokens=</code>" in page
+    assert '<code translate="no">max_total_num_tokens=</code>' in page
     assert "`max_total_num_tokens=`" not in page

@@ -8,24 +8,17 @@ from functools import cache
 
 import pytest
 from django.core import mail
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
+from assessments.factories import incident_assessment, incident_vendor
 from assessments.models import Assessment, Channel, ScoringRun
 from assessments.scoring_runs import scoring_run_execute
-from assessments.services import (
-    answer_values,
-    answers_save,
-    assessment_create,
-    assessment_submit,
-    evidence_add,
-    vendor_create,
-    vendor_link_issue,
-)
+from assessments.services import answer_values, assessment_submit, vendor_link_issue
 from scoring.models import Ruleset
 from scoring.registry import builtin_catalog
 from tests.api.conftest import token_client  # noqa: F401 (a fixture, shared)
-from tests.conftest import EXAMPLES, LOGS, QUESTIONNAIRE
+from tests.conftest import EXAMPLES
+from tests.personas import member_of
 
 V1, V2 = "incident-2026-kv@1", "incident-2026-kv@2"
 
@@ -37,19 +30,15 @@ def answer_file(name: str) -> dict:
 def scored_with(ruleset_key: str, *, organization, actor, vendor_name: str, fixture: str):
     """An assessment of `vendor_name` answered as in `examples/<fixture>.json`, submitted and
     scored with `ruleset_key` (as it was before a newer ruleset was published)."""
-    vendor = vendor_create(
-        organization=organization, actor=actor, channel=Channel.WEB, name=vendor_name
+    member = member_of(actor, organization)
+    assessment = incident_assessment(
+        member=member,
+        vendor=incident_vendor(member=member, name=vendor_name),
+        answers_from=fixture,
+        evidence=(),
+        score=False,
     )
-    assessment = assessment_create(
-        organization=organization,
-        vendor=vendor,
-        questionnaire_key=QUESTIONNAIRE,
-        actor=actor,
-        channel=Channel.WEB,
-        answers=answer_file(fixture),
-    )
-    with transaction.atomic():
-        run = assessment_submit(assessment=assessment, actor=actor, channel=Channel.WEB)
+    run = assessment.runs.get()
     slug, version = ruleset_key.split("@")
     ScoringRun.objects.filter(pk=run.pk).update(
         ruleset=Ruleset.objects.get(slug=slug, version=version)
@@ -59,43 +48,19 @@ def scored_with(ruleset_key: str, *, organization, actor, vendor_name: str, fixt
 
 
 def answered_by_mei(personas, capture, *, startup_log: bool = True) -> Assessment:
-    """Inferno AI of Acme: the buyer's answers and comments by Ava, the vendor invited (Mei, in
-    Traditional Chinese), the launch-day answers with (optionally) the startup log, submitted
-    and scored. `vendor_token` is Mei's private link, as her invitation gave it."""
-    vendor = vendor_create(
-        organization=personas.acme, actor=personas.ava, channel=Channel.WEB, name="Inferno AI"
-    )
-    assessment = assessment_create(
-        organization=personas.acme,
-        vendor=vendor,
-        questionnaire_key=QUESTIONNAIRE,
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
-    answers_save(
-        assessment=assessment,
-        answers=answer_file("incident-2026-launch"),
-        comments={"CTX-01": "As advertised on our pricing page.", "KV-01": "Shared pool."},
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
+    """The incident vendor of Acme (`assessments.factories`, with its launch-day answers and,
+    optionally, the startup log), sent to Mei, who answers in Traditional Chinese, submitted
+    through her link and scored. `vendor_token` is her private link, as her invitation gave it."""
+    ava = member_of(personas.ava)
+    assessment = incident_assessment(member=ava, evidence=None if startup_log else (), submit=False)
     with capture(execute=True):
         link, token = vendor_link_issue(
             assessment=assessment,
             contact_email="mei@inferno.test",
             contact_name="Mei Chan",
             language="zh-hant",
-            actor=personas.ava,
+            member=ava,
             channel=Channel.WEB,
-        )
-    if startup_log:
-        log = "sglang-prefill-glm53-launch.log"
-        evidence_add(
-            assessment=assessment,
-            question_code="CTX-08",
-            upload=SimpleUploadedFile(log, (LOGS / log).read_bytes()),
-            vendor_link=link,
-            channel=Channel.VENDOR_LINK,
         )
     with transaction.atomic():
         run = assessment_submit(

@@ -12,8 +12,6 @@ from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Membership
-from accounts.tenancy import OrgContext
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
     AssessmentStatus,
@@ -26,9 +24,6 @@ from assessments.reassessment import (
     renewal_start,
 )
 from assessments.services import (
-    ConflictError,
-    ForbiddenError,
-    ServiceError,
     answer_values,
     assessment_create,
     assessment_submit,
@@ -37,19 +32,16 @@ from assessments.services import (
     vendor_link_resolve,
 )
 from assessments.storage import evidence_storage
+from core.errors import ConflictError, ForbiddenError, ServiceError
 from outbox.models import EmailKind, OutboundEmail
+from tests.personas import member_of
 
 from .conftest import answered_by_mei
 
 
-def member(personas, user):
-    membership = Membership.objects.get(user=user, organization=personas.acme)
-    return OrgContext(user=user, organization=personas.acme, membership=membership)
-
-
 @pytest.fixture
 def invited(catalog, personas, django_capture_on_commit_callbacks):
-    """Inferno AI answered through Mei's link with its startup log, scored (not decided)."""
+    """The incident vendor answered through Mei's link with its startup log, scored (not decided)."""
     return answered_by_mei(personas, django_capture_on_commit_callbacks)
 
 
@@ -64,13 +56,13 @@ def test_the_due_date_follows_the_tier_from_the_day_of_scoring(invited):
 
 def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_machine):
     reassessment_policy_update(
-        member=member(personas, personas.alice),
+        member=member_of(personas.alice),
         days={"critical": 30, "high": 60, "medium": 120, "low": 240},
         channel=Channel.WEB,
     )
     time_machine.move_to(timezone.now() + dt.timedelta(days=3), tick=False)
     review_record(
-        assessment=invited, reviewer=personas.rex, decision="approved", channel=Channel.WEB
+        assessment=invited, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
     )
     invited.refresh_from_db()
     days = {"critical": 30, "high": 60, "medium": 120, "low": 240}[invited.risk_tier]
@@ -79,7 +71,7 @@ def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_ma
 
 def test_a_rejected_vendor_is_not_due_again(invited, personas):
     review_record(
-        assessment=invited, reviewer=personas.rex, decision="rejected", channel=Channel.WEB
+        assessment=invited, member=member_of(personas.rex), decision="rejected", channel=Channel.WEB
     )
     invited.refresh_from_db()
     assert invited.reassess_by is None
@@ -87,12 +79,10 @@ def test_a_rejected_vendor_is_not_due_again(invited, personas):
 
 def test_only_the_owner_sets_the_policy_and_bad_figures_name_the_tier(personas, catalog):
     with pytest.raises(ForbiddenError):
-        reassessment_policy_update(
-            member=member(personas, personas.ava), days={}, channel=Channel.WEB
-        )
+        reassessment_policy_update(member=member_of(personas.ava), days={}, channel=Channel.WEB)
     with pytest.raises(ServiceError) as refused:
         reassessment_policy_update(
-            member=member(personas, personas.alice),
+            member=member_of(personas.alice),
             days={"critical": "0", "high": "x", "medium": 365, "low": 99999},
             channel=Channel.WEB,
         )
@@ -108,12 +98,17 @@ def test_a_renewal_starts_from_the_last_answers_comments_and_evidence(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         renewal = renewal_start(
-            assessment=invited, reason=RenewalReason.DUE, actor=personas.ava, channel=Channel.WEB
+            assessment=invited,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
         )
     assert renewal.renewal_of == invited and renewal.status == AssessmentStatus.SENT
     assert answer_values(renewal) == answer_values(invited)
-    assert renewal.answers.get(question_code="CTX-01").comment == (
-        "As advertised on our pricing page."
+    comments = dict(invited.answers.exclude(comment="").values_list("question_code", "comment"))
+    assert comments  # the example file comments some answers
+    assert dict(renewal.answers.exclude(comment="").values_list("question_code", "comment")) == (
+        comments
     )
     (copy,) = renewal.evidence.all()
     (source,) = invited.evidence.all()
@@ -128,7 +123,10 @@ def test_a_renewal_starts_from_the_last_answers_comments_and_evidence(
     assert vendor_link_resolve(token=token).assessment == renewal
     with pytest.raises(ConflictError):  # one open renewal at a time
         renewal_start(
-            assessment=invited, reason=RenewalReason.DUE, actor=personas.ava, channel=Channel.WEB
+            assessment=invited,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
         )
 
 
@@ -171,7 +169,7 @@ def test_a_configuration_change_must_say_what_changed(invited, personas, changes
             assessment=invited,
             reason=RenewalReason.CONFIGURATION_CHANGE,
             changes=changes,
-            actor=personas.ava,
+            member=member_of(personas.ava),
             channel=Channel.WEB,
         )
     assert key in refused.value.errors
@@ -191,7 +189,10 @@ def test_a_draft_cannot_be_renewed(catalog, personas):
     )
     with pytest.raises(ConflictError):
         renewal_start(
-            assessment=draft, reason=RenewalReason.DUE, actor=personas.ava, channel=Channel.WEB
+            assessment=draft,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
         )
 
 
@@ -204,7 +205,7 @@ def test_changes_requested_sends_the_reopened_questions_as_links_with_the_note(
     with django_capture_on_commit_callbacks(execute=True):
         review_record(
             assessment=invited,
-            reviewer=personas.rex,
+            member=member_of(personas.rex),
             decision="changes_requested",
             message="Your pool is smaller than the context you advertise: explain.",
             reopen_codes=["CTX-02", "KV-01"],

@@ -13,6 +13,7 @@ import pytest
 from django.core import mail
 from django.db import transaction
 
+from assessments.factories import VENDOR_NAME
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
     Assessment,
@@ -33,6 +34,7 @@ from assessments.services import (
 )
 from outbox.models import EmailKind, OutboundEmail
 from portfolio.reminders import reminders_send
+from tests.personas import member_of
 
 from .conftest import answer_file, answered_by_mei
 
@@ -71,11 +73,11 @@ def vendor_emails(kind):
 
 
 def approved_assessment(personas, django_capture_on_commit_callbacks):
-    """Inferno AI answered through a link by Mei (in Traditional Chinese), scored, approved."""
+    """The incident vendor answered by Mei (in Traditional Chinese), scored, approved."""
     assessment = answered_by_mei(personas, django_capture_on_commit_callbacks, startup_log=False)
     review_record(
         assessment=assessment,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision=ReviewDecision.APPROVED_WITH_CONDITIONS,
         conditions="Re-run the isolation probe every quarter.",
         channel=Channel.WEB,
@@ -98,7 +100,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
         justification="Dedicated pool ordered; accepted until it is live.",
         owner="CISO",
         expires_on=START.date() + dt.timedelta(days=40),
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
 
@@ -157,7 +159,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
         run = assessment_submit(assessment=renewal, vendor_link=fresh, channel=Channel.VENDOR_LINK)
     scoring_run_execute(run_id=run.pk)
     review_record(
-        assessment=renewal, reviewer=personas.rex, decision="approved", channel=Channel.WEB
+        assessment=renewal, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
     )
     renewal.refresh_from_db()
     assert renewal.reassess_by == on_day(due_day + 2).date() + dt.timedelta(
@@ -186,6 +188,6 @@ def test_the_weekly_digest_goes_to_assessors_once_a_week(
     week_day = days_to_due - 29 - (START + dt.timedelta(days=days_to_due - 29)).weekday()
     first = [e for e in sweep(week_day + 7) if "Your week" in e.subject]
     assert sorted(e.to[0] for e in first) == ["alice@acme.test", "ava@acme.test"]
-    assert "Inferno AI" in first[0].body
+    assert VENDOR_NAME in first[0].body
     assert not [e for e in sweep(week_day + 8) if "Your week" in e.subject]  # same week
     assert len([e for e in sweep(week_day + 14) if "Your week" in e.subject]) == 2  # next week

@@ -18,6 +18,7 @@ from probes.services import (
     probe_run_request,
     probe_setup_save,
 )
+from tests.personas import member_of
 from tests.portal.conftest import make_assessment
 
 from .conftest import setup_fields
@@ -98,7 +99,10 @@ def test_errors_are_translated_for_the_vendor(assessment, personas, keys):
 def test_a_vendor_link_sets_up_only_its_own_assessment(assessment, personas, keys):
     other = make_assessment(personas.acme, personas.ava, vendor_name="Other vendor")
     link, _token = vendor_link_issue(
-        assessment=other, contact_email="sec@vendor.test", actor=personas.ava, channel=Channel.WEB
+        assessment=other,
+        contact_email="sec@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
     )
 
     with pytest.raises(ServiceError) as refused:

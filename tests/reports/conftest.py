@@ -21,20 +21,16 @@ from django.db import transaction
 from django.test import TestCase, override_settings
 
 from accounts.services import organization_update_branding
+from assessments import factories
 from assessments.models import Assessment, Channel
 from assessments.services import (
-    answers_save,
-    assessment_create,
-    assessment_submit,
-    evidence_add,
     review_record,
-    vendor_create,
 )
 from questionnaires.models import QuestionnaireVersion
 from reports.models import Report
 from reports.services import report_request
 from scoring.models import Framework, Ruleset
-from tests.personas import Personas, make_personas
+from tests.personas import Personas, make_personas, member_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text(encoding="utf-8"))
@@ -68,36 +64,15 @@ def make_scored_assessment(
     comments: dict | None = None,
     logs: tuple[Path, ...] = (LOG,),
 ) -> Assessment:
-    """The launch-day incident vendor of Acme, answered and submitted by ava, scored inline
-    (needs CELERY_TASK_ALWAYS_EAGER)."""
-    vendor = vendor_create(
-        organization=personas.acme, actor=personas.alice, channel=Channel.WEB, name=vendor_name
+    """The launch-day incident vendor of Acme, answered and submitted by ava, scored."""
+    member = member_of(personas.ava)
+    assessment = factories.incident_assessment(
+        member=member,
+        vendor=factories.incident_vendor(member=member, name=vendor_name),
+        answers=answers,
+        comments=comments,
+        evidence=tuple((factories.EVIDENCE_QUESTION, path) for path in logs),
     )
-    assessment = assessment_create(
-        organization=personas.acme,
-        vendor=vendor,
-        questionnaire_key=QUESTIONNAIRE,
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
-    answers_save(
-        assessment=assessment,
-        answers={**EXAMPLE["answers"], **(answers or {})},
-        comments={**EXAMPLE["comments"], **(comments or {})},
-        actor=personas.ava,
-        channel=Channel.WEB,
-    )
-    for path in logs:
-        evidence_add(
-            assessment=assessment,
-            question_code="CTX-08",
-            upload=log_upload(path),
-            actor=personas.ava,
-            channel=Channel.WEB,
-        )
-    with run_on_commit():
-        assessment_submit(assessment=assessment, actor=personas.ava, channel=Channel.WEB)
-    assessment.refresh_from_db()
     assert assessment.status == "scored", assessment.status
     return assessment
 
@@ -180,7 +155,7 @@ def ready_report(scored, personas, inline_tasks) -> Report:
     """A ready English report of the scored assessment, requested by ava."""
     with inline_tasks():
         report = report_request(
-            assessment=scored, language="en", actor=personas.ava, channel=Channel.WEB
+            assessment=scored, language="en", member=member_of(personas.ava), channel=Channel.WEB
         )
     report.refresh_from_db()
     assert report.status == "ready", report.error
@@ -238,7 +213,7 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
         assessment = make_scored_assessment(personas)
         review_record(
             assessment=assessment,
-            reviewer=personas.rex,
+            member=member_of(personas.rex),
             decision="approved_with_conditions",
             conditions=CONDITIONS,
             channel=Channel.WEB,
@@ -247,7 +222,10 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
         for language in ("en", "zh-hant"):
             with run_on_commit():
                 report = report_request(
-                    assessment=assessment, language=language, actor=personas.rex, channel="web"
+                    assessment=assessment,
+                    language=language,
+                    member=member_of(personas.rex),
+                    channel="web",
                 )
             report.refresh_from_db()
             assert report.status == "ready", report.error

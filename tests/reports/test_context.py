@@ -54,5 +54,6 @@ def test_each_log_is_listed_with_its_exact_lines_or_as_not_parsed(catalog, perso
     assert "max_total_num_tokens=681280" in parsed.lines[0].text
     assert parsed.pool_line == "line 42"
     assert (unparsed.name, unparsed.parsed, unparsed.lines) == (notes.name, False, ())
-    assert unparsed.reason
+    assert unparsed.description.text.startswith("not parsed: ")
+    assert not unparsed.description.verbatim  # the reason is stored as data: translated
     assert answers_by_code(context)["CTX-08"].value == f"{LOG.name}, {notes.name}"

@@ -13,6 +13,7 @@ from assessments.models import Assessment, Channel
 from assessments.services import review_record
 from portfolio.services import rescore_batch_create
 from reports.services import report_file
+from tests.personas import member_of
 
 from .test_views import client_for, pdf_upload, reports_url
 
@@ -40,7 +41,7 @@ def test_a_report_is_current_then_made_before_sign_off_then_superseded(
 
     review_record(
         assessment=ready_report.assessment,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Quarterly probe.",
         channel=Channel.WEB,

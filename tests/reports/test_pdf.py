@@ -11,6 +11,7 @@ import re
 import pypdf
 import pytest
 
+from assessments.presenters.formats import review_decision_label, severity_label
 from reports.labels import LABELS
 
 from .conftest import CONDITIONS, VENDOR, pdf_text
@@ -43,7 +44,8 @@ def test_the_text_names_the_vendor_tier_and_every_fired_rule(edition):
 
     assert VENDOR in text
     assert edition.number in text
-    assert f"{labels['risk_tier']}{labels['colon']}{labels['severity_' + edition.tier]}" in text
+    tier = severity_label(edition.tier, edition.language)
+    assert f"{labels['risk_tier']}{labels['colon']}{tier}" in text
     assert edition.fired_rule_ids  # the incident fires many rules...
     missing = [rule for rule in edition.fired_rule_ids if rule not in text]
     assert missing == []  # ...and the report names every one
@@ -74,7 +76,7 @@ def test_the_score_formula_and_the_reviewers_decision_are_printed(edition):
     labels = LABELS[edition.language]
 
     assert squashed(labels["formula"]) in text
-    assert squashed(labels["decision_approved_with_conditions"]) in text
+    assert squashed(review_decision_label("approved_with_conditions", edition.language)) in text
     assert squashed(CONDITIONS) in text
 
 
@@ -209,3 +211,11 @@ def test_pdftoppm_renders_the_first_page(edition):
 
 def test_the_report_stays_within_the_size_budget(edition):
     assert len(edition.pdf) <= 1.5 * 1024 * 1024
+
+
+def test_the_appendix_prints_not_applicable_for_hidden_follow_ups(edition):
+    """INC-01 = no hides INC-02..04: a skipped follow-up, never a gap ("Not answered")."""
+    text = squashed("".join(pdf_text(edition.pdf)))
+    reason = {"en": "Not applicable: because INC-01 = No", "zh-hant": "不適用：因 INC-01 = 否"}
+
+    assert text.count(squashed(reason[edition.language])) == 3  # INC-02, INC-03, INC-04

@@ -27,6 +27,7 @@ from reports.rendering import render_report
 from reports.services import report_render, report_request, report_verify
 from reports.storage import report_storage
 from reports.tasks import MAX_RETRIES
+from tests.personas import member_of
 
 from .conftest import QUESTIONNAIRE, make_scored_assessment, pdf_text, run_on_commit
 
@@ -35,7 +36,11 @@ pytestmark = pytest.mark.django_db
 
 def request(assessment, actor, language="en", run=None):
     return report_request(
-        assessment=assessment, language=language, actor=actor, channel=Channel.WEB, run=run
+        assessment=assessment,
+        language=language,
+        member=member_of(actor),
+        channel=Channel.WEB,
+        run=run,
     )
 
 
@@ -237,7 +242,7 @@ def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inl
     first_run = scored.latest_run
     review_record(
         assessment=scored,
-        reviewer=personas.rex,
+        member=member_of(personas.rex),
         decision="changes_requested",
         message="Add output-consistency tests.",
         reopen_codes=["ISO-01"],
@@ -335,7 +340,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
         justification="Staged rollout is planned for Q3.",
         owner="Head of procurement",
         expires_on=timezone.localdate() + dt.timedelta(days=90),
-        actor=personas.alice,
+        member=member_of(personas.alice),
         channel=Channel.WEB,
     )
     first = report_context(run=scored.latest_run, language="en", number="X")
@@ -346,7 +351,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
     from assessments.services import assessment_rescore
 
     with run_on_commit():
-        assessment_rescore(assessment=scored, actor=personas.ava, channel=Channel.WEB)
+        assessment_rescore(assessment=scored, member=member_of(personas.ava), channel=Channel.WEB)
     scored.refresh_from_db()
     first_run = scored.runs.order_by("created_at").first()
     risk_decision_record(
@@ -356,7 +361,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
         justification="Canary stage added.",
         owner="Vendor manager",
         expires_on=timezone.localdate() + dt.timedelta(days=30),
-        actor=personas.alice,
+        member=member_of(personas.alice),
         channel=Channel.WEB,
     )
     old = report_context(run=first_run, language="en", number="X")
@@ -364,7 +369,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
 
     def kinds(context):
         finding = {f.rule_id: f for f in context.findings}["NO-STAGED-ROLLOUT"]
-        return [d.kind for d in finding.decisions]
+        return [d.kind_label for d in finding.decisions]
 
     assert kinds(old) == ["Risk acceptance"]
     assert kinds(new) == ["Risk acceptance", "Mitigation"]

@@ -185,7 +185,7 @@ def test_the_assessment_page_block_lists_reports_and_offers_the_form(ready_repor
     from django.template.loader import render_to_string
 
     from accounts.tenancy import OrgContext
-    from assessments.views import capabilities
+    from assessments.views.common import capabilities
 
     assessment = ready_report.assessment
 

@@ -14,6 +14,7 @@ from assessments.models import Answer, Channel, EvidenceFile, Vendor
 from assessments.services import ServiceError, risk_decision_record
 from scoring.evidence import parse_reason
 from tests.api.conftest import LOGS
+from tests.personas import member_of
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +170,7 @@ def test_a_hostile_risk_decision_is_refused(personas, scored):
             justification="fine \u202e",
             owner="CISO\x1b",
             expires_on=None,
-            actor=personas.ava,
+            member=member_of(personas.ava),
             channel=Channel.WEB,
         )
     assert {"justification", "owner"} <= set(refused.value.errors)

@@ -13,9 +13,10 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from assessments.models import Channel, RunStatus, ScoringRun, TokenFailureCount
 from assessments.services import assessment_submit, vendor_link_issue
+from assessments.tasks import score_assessment_run
 from config.middleware import DatabaseBusyMiddleware
 from config.sweeper import requeue_stuck
-from scoring.tasks import score_assessment_run
+from tests.personas import member_of
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def token(answered, personas):
     _link, token = vendor_link_issue(
         assessment=answered,
         contact_email="vendor@inferno.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
     )
     return token

@@ -12,20 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import transaction
 
+from assessments import factories
 from assessments.models import Assessment, Channel
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services import (
-    answers_save,
     assessment_create,
-    assessment_submit,
-    evidence_add,
     vendor_create,
-    vendor_link_issue,
 )
-from tests.personas import Personas
+from tests.personas import Personas, member_of
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
@@ -71,35 +65,16 @@ def make_scored(
     personas: Personas, vendor=None, *, fixture: str = "incident-2026-launch", log: bool = True
 ) -> Assessment:
     """An assessment the vendor answered through a link, submitted and scored."""
-    assessment = make_draft(personas, vendor)
-    actor = assessment.created_by
-    link, _token = vendor_link_issue(
-        assessment=assessment,
-        contact_email="kv-team@cloud-inference.test",
-        actor=actor,
-        channel=Channel.WEB,
+    vendor = vendor or make_vendor(personas)
+    creator = personas.ava if vendor.organization == personas.acme else personas.oscar
+    return factories.incident_assessment(
+        member=member_of(creator, vendor.organization),
+        vendor=vendor,
+        answers_from=fixture,
+        evidence=factories.logs(factories.LAUNCH_LOG) if log else (),
+        through_link=True,
+        due_date=dt.date(2030, 9, 30),
     )
-    answers_save(
-        assessment=assessment,
-        answers=vendor_answers(fixture),
-        vendor_link=link,
-        channel=Channel.VENDOR_LINK,
-    )
-    if log:
-        name = "sglang-prefill-glm53-launch.log"
-        evidence_add(
-            assessment=assessment,
-            question_code="CTX-08",
-            upload=SimpleUploadedFile(name, (LOGS / name).read_bytes()),
-            vendor_link=link,
-            channel=Channel.VENDOR_LINK,
-        )
-    with transaction.atomic():
-        run = assessment_submit(
-            assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK
-        )
-    scoring_run_execute(run_id=run.pk)
-    return Assessment.objects.get(pk=assessment.pk)
 
 
 @pytest.fixture

@@ -43,8 +43,10 @@ def test_the_form_shows_every_use_question_from_the_catalogue(client, personas, 
     assert 'name="PRF-01"' not in body
     assert response.context["form"]["vendor"].value() == str(vendor.pk)
     # choices are labelled radios inside a fieldset with a legend
-    assert '<fieldset aria-describedby="id_USE-01_helptext">' in body
-    assert 'for="id_USE-01_2"' in body
+    assert '<fieldset aria-describedby="q-USE-01_helptext' in body
+    assert '<div id="q-USE-01">' in body  # the options, where an error summary links
+    option = spec.questions["USE-01"].options[2].code
+    assert f'for="q-USE-01-{option}"' in body
 
 
 def test_the_questions_come_in_traditional_chinese(client, personas, vendor):
@@ -102,7 +104,8 @@ def test_bad_input_gets_an_error_beside_its_field_and_saves_nothing(
     assert any(message in str(text) for text in errors[field]), errors[field]
     body = response.content.decode()
     assert 'class="error-summary"' in body
-    assert f"#id_{field}" in body  # the summary links to the field
+    anchor = f"#q-{field}" if field.startswith("USE-") else f"#id_{field}"
+    assert anchor in body  # the summary links to the field
     assert not Assessment.objects.exists()
     assert not Answer.objects.exists()
 

@@ -9,7 +9,7 @@ from accounts.models import User
 
 pytestmark = pytest.mark.django_db
 
-SWITCH = reverse("assessments:set_language")
+SWITCH = reverse("accounts:set_language")
 
 
 def test_switching_saves_the_members_preference_and_sets_the_cookie(client, personas, catalog):

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from assessments.models import Assessment, Channel, VendorLink
 from assessments.services import answers_save, vendor_link_issue
+from tests.personas import member_of
 
 from .conftest import QUESTIONNAIRE, make_vendor, vendor_answers
 
@@ -89,7 +90,7 @@ def test_re_inviting_sends_a_fresh_link_and_retires_the_old_one(
     first, _token = vendor_link_issue(
         assessment=draft,
         contact_email="kv-team@cloud-inference.test",
-        actor=personas.ava,
+        member=member_of(personas.ava),
         channel=Channel.WEB,
         language="zh-hant",
     )
@@ -106,7 +107,10 @@ def test_re_inviting_sends_a_fresh_link_and_retires_the_old_one(
 
 def test_revoking_a_link_stops_it(client, personas, draft):
     link, token = vendor_link_issue(
-        assessment=draft, contact_email="a@vendor.test", actor=personas.ava, channel=Channel.WEB
+        assessment=draft,
+        contact_email="a@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
     )
     client.force_login(personas.ava)
     response = client.post(reverse("assessments:link_revoke", args=[link.pk]))
@@ -131,7 +135,10 @@ def test_invitations_are_refused_once_the_vendor_has_submitted(client, personas,
 
 def test_the_assessor_sees_each_sections_answered_and_required_counts(client, personas, draft):
     link, _token = vendor_link_issue(
-        assessment=draft, contact_email="a@vendor.test", actor=personas.ava, channel=Channel.WEB
+        assessment=draft,
+        contact_email="a@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
     )
     answers = vendor_answers()
     prf = {code: value for code, value in answers.items() if code.startswith("PRF-")}
@@ -173,7 +180,7 @@ def test_the_detail_page_shows_answers_evidence_runs_and_audit(client, personas,
     assert "1,048,576 tokens" in body  # CTX-01, grouped, with its unit
     assert "Shared multi-tenant endpoint" in body  # an option label, not its code
     assert "sglang-prefill-glm53-launch.log" in body
-    assert "SGLang log: KV pool 681,280 tokens, context 1,048,576 tokens (line 42)" in body
+    assert "SGLang log: pool 681,280 tokens, context 1,048,576 tokens, line 42" in body
     assert "assessment.submitted" in body  # the audit trail, for owners and reviewers
     assert "reports_template" in response.context
 

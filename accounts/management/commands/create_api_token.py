@@ -1,11 +1,11 @@
 from argparse import ArgumentParser
 
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
 from accounts.selectors import memberships_for_user, organization_by_name
 from accounts.services import api_token_create
+from core.errors import ServiceError
 
 
 class Command(BaseCommand):
@@ -55,7 +55,7 @@ class Command(BaseCommand):
             target = memberships[0].organization
         try:
             _token, key = api_token_create(user=user, organization=target, name=name)
-        except (ValidationError, PermissionDenied) as error:
-            raise CommandError(" ".join(getattr(error, "messages", [str(error)]))) from error
+        except ServiceError as error:
+            raise CommandError(" ".join(error.messages)) from error
         # The contract: the key alone, on one line, so scripts can capture it.
         self.stdout.write(key)

@@ -1,10 +1,10 @@
 from argparse import ArgumentParser
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.selectors import organization_by_name
 from accounts.services import organization_create
+from core.errors import ServiceError
 
 
 class Command(BaseCommand):
@@ -21,13 +21,9 @@ class Command(BaseCommand):
             raise CommandError(f"An organization named {name.strip()!r} already exists.")
         try:
             organization = organization_create(name=name, owner_email=owner)
-        except ValidationError as error:
-            raise CommandError(_describe(error)) from error
+        except ServiceError as error:
+            raise CommandError(" ".join(error.messages)) from error
         self.stdout.write(
             f"Created organization {organization.name!r} ({organization.slug}) "
             f"owned by {owner.strip().lower()}."
         )
-
-
-def _describe(error: ValidationError) -> str:
-    return " ".join(error.messages)

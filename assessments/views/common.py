@@ -1,0 +1,65 @@
+"""What the member pages of assessments share: access to an assessment, the header's tabs,
+list rows, polling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import translation
+
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext
+
+from .. import selectors
+from ..models import Assessment, AssessmentStatus
+
+PAGE_SIZE = 25
+OPEN_STATUSES = (
+    AssessmentStatus.DRAFT,
+    AssessmentStatus.SENT,
+    AssessmentStatus.CHANGES_REQUESTED,
+)
+CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
+# How often (seconds) an open page asks whether the vendor or the worker has moved on.
+POLL_WHILE_ANSWERING = 10
+POLL_WHILE_SCORING = 2
+
+
+def page_language() -> str:
+    """The language of the page being drawn (the member's, or the browser's choice)."""
+    return translation.get_language() or settings.LANGUAGE_CODE
+
+
+def capabilities(org: OrgContext) -> dict[str, bool]:
+    """`{{ can.edit_assessment }}` in templates: the member's role, asked once per page."""
+    return {capability: org.can(capability) for capability in Capability.values}
+
+
+def assessment_tabs(org: OrgContext, current: str) -> dict[str, Any]:
+    """The assessment pages' shared header: which tab is current, what the member may do."""
+    return {"tab": current, "can": capabilities(org)}
+
+
+def assessment_for(org: OrgContext, assessment_id: int) -> Assessment:
+    return selectors.assessment_get(organization=org.organization, assessment_id=assessment_id)
+
+
+def list_rows(assessments: QuerySet[Assessment]) -> QuerySet[Assessment]:
+    """What a list of assessments shows, without the big JSON columns."""
+    return assessments.defer(
+        "questionnaire__content",
+        "latest_run__answers_snapshot",
+        "latest_run__evidence_snapshot",
+        "latest_run__sections",
+        "latest_run__ruleset__content",
+    )
+
+
+def poll_interval(assessment: Assessment) -> int | None:
+    if assessment.status in (AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED):
+        return POLL_WHILE_ANSWERING
+    if assessment.status == AssessmentStatus.SUBMITTED:
+        return POLL_WHILE_SCORING
+    return None

@@ -1,0 +1,114 @@
+"""Comparing two to five scored assessments: findings side by side (what differs first) and
+coverage per section in one chart."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from accounts.decorators import member_page
+from accounts.tenancy import OrgContext
+from core.web import error_summary
+from scoring.spec import SEVERITIES, RulesetSpec
+
+from .. import forms as web_forms
+from .. import selectors
+from ..models import Finding, ScoringRun
+from ..presenters.charts import SERIES_LETTERS, coverage_chart
+from ..presenters.formats import format_date
+from .common import capabilities, list_rows, page_language
+
+
+@member_page
+def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    scored = list_rows(
+        selectors.assessments_for(organization=org.organization)
+        .filter(latest_run__isnull=False)
+        .order_by("vendor__name", "-created_at")
+    )
+    candidates = list(scored)
+    language = page_language()
+    choices = [
+        (
+            str(a.pk),
+            f"{a.vendor.name} — {format_date(a.created_at, language)} "
+            f"— {a.get_risk_tier_display()} {a.risk_score}",
+        )
+        for a in candidates
+    ]
+    form = web_forms.CompareForm(
+        request.GET if "assessments" in request.GET else None, choices=choices
+    )
+    context: dict[str, Any] = {
+        "org": org,
+        "can": capabilities(org),
+        "form": form,
+        "candidates": candidates,
+        "error_summary": error_summary(form) if form.is_bound else [],
+    }
+    if form.is_bound and form.is_valid():
+        chosen_ids = [int(pk) for pk in form.cleaned_data["assessments"]]
+        by_pk = {a.pk: a for a in candidates}
+        chosen = [by_pk[pk] for pk in chosen_ids if pk in by_pk]
+        runs = list(
+            ScoringRun.objects.filter(pk__in=[a.latest_run_id for a in chosen]).select_related(
+                "ruleset"
+            )
+        )
+        run_by_pk = {run.pk: run for run in runs}
+        chosen_runs = [run_by_pk[a.latest_run_id] for a in chosen]
+        findings: dict[int, dict[str, Finding]] = defaultdict(dict)
+        for finding in Finding.objects.filter(run__in=runs).order_by("position"):
+            findings[finding.run_id][finding.rule_id] = finding
+        specs: dict[int, RulesetSpec] = {}
+        for run in runs:
+            if run.ruleset_id not in specs:  # one parse (and frameworks query) per ruleset
+                specs[run.ruleset_id] = run.ruleset.spec
+        all_rules: dict[str, Finding] = {}
+        for run in chosen_runs:
+            for rule_id, finding in findings[run.pk].items():
+                all_rules.setdefault(rule_id, finding)
+        severity_rank = {severity: index for index, severity in enumerate(SEVERITIES)}
+        differing, common = [], []
+        for rule_id, sample in sorted(
+            all_rules.items(), key=lambda item: (severity_rank[item[1].severity], item[0])
+        ):
+            rule = next(
+                (
+                    specs[run.ruleset_id].rules_by_id.get(rule_id)
+                    for run in chosen_runs
+                    if specs[run.ruleset_id].rules_by_id.get(rule_id)
+                ),
+                None,
+            )
+            cells = [findings[run.pk].get(rule_id) for run in chosen_runs]
+            row = {"rule_id": rule_id, "rule": rule, "severity": sample.severity, "cells": cells}
+            (common if all(cells) else differing).append(row)
+        spec = chosen[0].questionnaire.spec
+        columns = [
+            {
+                "assessment": a,
+                "run": run,
+                "letter": SERIES_LETTERS[index],
+                "counts": Counter(f.severity for f in findings[run.pk].values()),
+            }
+            for index, (a, run) in enumerate(zip(chosen, chosen_runs, strict=True))
+        ]
+        context.update(
+            {
+                "columns": columns,
+                "differing": differing,
+                "common": common,
+                "chart": coverage_chart(
+                    spec,
+                    [run.sections or {} for run in chosen_runs],
+                    language,
+                    names=[a.vendor.name for a in chosen],
+                ),
+                "mixed_questionnaires": len({a.questionnaire_id for a in chosen}) > 1,
+            }
+        )
+    return render(request, "assessments/compare.html", context)

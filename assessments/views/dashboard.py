@@ -1,0 +1,181 @@
+"""The dashboard (assessments by urgency, with counts by status and tier) and the vendors."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Case, Count, F, IntegerField, Q, Value, When
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+
+from accounts.decorators import member_page
+from accounts.tenancy import OrgContext
+from core.errors import ServiceError
+from core.web import add_errors, error_summary
+
+from .. import forms as web_forms
+from .. import selectors, services
+from ..models import AssessmentStatus, Channel, RiskTier
+from .common import CLOSED_STATUSES, OPEN_STATUSES, PAGE_SIZE, capabilities, list_rows
+
+
+@member_page
+def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    today = timezone.localdate()
+    everything = selectors.assessments_for(organization=org.organization)
+    form = web_forms.DashboardFilterForm(request.GET or None)
+    filters = form.filters() if request.GET else {}
+    assessments = everything
+    if query := filters.get("q", "").strip():
+        assessments = assessments.filter(vendor__name__icontains=query)
+    if status := filters.get("status"):
+        assessments = assessments.filter(status=status)
+    if tier := filters.get("tier"):
+        assessments = (
+            assessments.filter(risk_tier="")
+            if tier == web_forms.NOT_SCORED
+            else assessments.filter(risk_tier=tier)
+        )
+    if filters.get("overdue"):
+        assessments = assessments.filter(due_date__lt=today, status__in=OPEN_STATUSES)
+    # Overdue first, then what is still in progress, then what is signed off; by due date.
+    assessments = list_rows(
+        assessments.annotate(
+            urgency=Case(
+                When(due_date__lt=today, status__in=OPEN_STATUSES, then=Value(0)),
+                When(status__in=CLOSED_STATUSES, then=Value(2)),
+                default=Value(1),
+                output_field=IntegerField(),
+            )
+        ).order_by("urgency", F("due_date").asc(nulls_last=True), "-created_at", "-pk")
+    )
+    page = Paginator(assessments, PAGE_SIZE).get_page(request.GET.get("page"))
+    by_status = dict(
+        everything.order_by()
+        .values_list("status")
+        .annotate(count=Count("pk"))
+        .values_list("status", "count")
+    )
+    by_tier = dict(
+        everything.order_by()
+        .exclude(risk_tier="")
+        .values_list("risk_tier")
+        .annotate(count=Count("pk"))
+        .values_list("risk_tier", "count")
+    )
+    overdue_count = everything.filter(due_date__lt=today, status__in=OPEN_STATUSES).count()
+    query_without_page = urlencode(
+        [(key, v) for key, values in request.GET.lists() if key != "page" for v in values]
+    )
+    return render(
+        request,
+        "assessments/dashboard.html",
+        {
+            "org": org,
+            "can": capabilities(org),
+            "form": form,
+            "page": page,
+            "filtered": bool(filters),
+            "query_without_page": query_without_page,
+            "status_counts": [
+                {"value": value, "label": label, "count": by_status.get(value, 0)}
+                for value, label in AssessmentStatus.choices
+            ],
+            "tier_counts": [
+                {"value": value, "label": label, "count": by_tier.get(value, 0)}
+                for value, label in RiskTier.choices
+            ],
+            "overdue_count": overdue_count,
+            "total": sum(by_status.values()),
+        },
+    )
+
+
+@member_page
+def vendor_list(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    vendors = selectors.vendors_for(organization=org.organization).annotate(
+        assessment_count=Count("assessments"),
+        open_count=Count("assessments", filter=Q(assessments__status__in=OPEN_STATUSES)),
+    )
+    query = request.GET.get("q", "").strip()[:200]
+    if query:
+        vendors = vendors.filter(name__icontains=query)
+    return render(
+        request,
+        "assessments/vendor_list.html",
+        {"org": org, "can": capabilities(org), "vendors": vendors, "query": query},
+    )
+
+
+@member_page(capability="edit_assessment")
+def vendor_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    form = web_forms.VendorForm(request.POST or None)
+    then_assess = request.GET.get("then") == "assess" or request.POST.get("then") == "assess"
+    if request.method == "POST" and form.is_valid():
+        try:
+            vendor = services.vendor_create(
+                organization=org.organization,
+                actor=org.user,
+                channel=Channel.WEB,
+                **form.cleaned_data,
+            )
+        except ServiceError as exc:
+            add_errors(form, exc)
+        else:
+            messages.success(request, _("Vendor “%(name)s” added.") % {"name": vendor.name})
+            if then_assess:
+                return redirect(f"{reverse('assessments:create')}?vendor={vendor.pk}")
+            return redirect("assessments:vendor_list")
+    return render(
+        request,
+        "assessments/vendor_form.html",
+        {
+            "org": org,
+            "form": form,
+            "vendor": None,
+            "then_assess": then_assess,
+            "error_summary": error_summary(form),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@member_page(capability="edit_assessment")
+def vendor_edit(request: HttpRequest, org: OrgContext, vendor_id: int) -> HttpResponse:
+    vendor = selectors.vendor_get(organization=org.organization, vendor_id=vendor_id)
+    initial = {
+        name: getattr(vendor, name)
+        for name in ("name", "website", "contact_name", "contact_email", "notes")
+    }
+    form = web_forms.VendorForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        changed = {name: form.cleaned_data[name] for name in form.changed_data}
+        try:
+            if changed:
+                services.vendor_update(
+                    vendor=vendor, actor=org.user, channel=Channel.WEB, **changed
+                )
+        except ServiceError as exc:
+            add_errors(form, exc)
+        else:
+            messages.success(request, _("Vendor “%(name)s” saved.") % {"name": vendor.name})
+            return redirect("assessments:vendor_list")
+    assessments = list_rows(
+        selectors.assessments_for(organization=org.organization).filter(vendor=vendor)
+    )
+    return render(
+        request,
+        "assessments/vendor_form.html",
+        {
+            "org": org,
+            "form": form,
+            "vendor": vendor,
+            "assessments": assessments,
+            "error_summary": error_summary(form),
+        },
+        status=400 if form.errors else 200,
+    )

@@ -1,0 +1,46 @@
+"""The web side of `core.errors`, in one place: a service's refusal shown on the page that
+asked for it. A `ForbiddenError` is never shown beside a field: it is the 403 page."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest
+
+from .errors import ForbiddenError, ServiceError
+
+
+def add_errors(form: forms.Form, error: ServiceError) -> None:
+    """Put each message beside the field it names (a question code is a field of the answer
+    forms), or at the top of the form for anything else."""
+    if isinstance(error, ForbiddenError):
+        raise error
+    for key, key_messages in error.errors.items():
+        for message in key_messages:
+            form.add_error(key if key in form.fields else None, message)
+
+
+def add_messages(request: HttpRequest, error: ServiceError) -> None:
+    """For a page without a form (a button that redirects): each message as an error notice."""
+    if isinstance(error, ForbiddenError):
+        raise error
+    for message in error.messages:
+        messages.error(request, message)
+
+
+def error_summary(*forms_: forms.Form) -> list[dict[str, str]]:
+    """Every error of the forms, each linked to its field, for the summary at the top of a
+    page. An answer field (named by its question code) is labelled by the code."""
+    items = []
+    for form in forms_:
+        for message in form.non_field_errors():
+            items.append({"label": "", "message": message, "href": ""})
+        for name, field_messages in form.errors.items():
+            if name not in form.fields:
+                continue
+            bound = form[name]
+            target = bound.id_for_label or f"{bound.auto_id}_0"
+            label = name if getattr(form.fields[name], "question", None) else str(bound.label)
+            for message in field_messages:
+                items.append({"label": label, "message": message, "href": f"#{target}"})
+    return items

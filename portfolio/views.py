@@ -136,12 +136,13 @@ def policy(request: HttpRequest, org: OrgContext) -> HttpResponse:
                 messages.success(request, _("The reassessment policy is saved."))
                 return redirect("portfolio:policy")
         status = 400
-    return render(
-        request,
-        "portfolio/policy.html",
-        {"org": org, "form": form, "policy": current},
-        status=status,
-    )
+    context = {
+        "org": org,
+        "form": form,
+        "policy": current,
+        "error_summary": error_summary(form) if form.is_bound else [],
+    }
+    return render(request, "portfolio/policy.html", context, status=status)
 
 
 @member_page(capability=Capability.EDIT_ASSESSMENT)

@@ -1,6 +1,7 @@
 """Forms validate input shape for the pages; services re-validate and save."""
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
@@ -36,6 +37,13 @@ class ApiTokenCreateForm(forms.Form):
 class MemberAddForm(forms.Form):
     email = forms.EmailField(label=_("Email address"), max_length=254)
     role = forms.ChoiceField(label=_("Role"), choices=Role.choices, initial=Role.VIEWER)
+    language = forms.ChoiceField(
+        label=_("Language of the invitation"),
+        choices=settings.LANGUAGES,
+        initial=settings.LANGUAGE_CODE,
+        required=False,
+        help_text=_("A new member's invitation and pages start in this language."),
+    )
 
 
 class MemberRoleForm(forms.Form):

@@ -27,6 +27,8 @@ class Capability(models.TextChoices):
     MANAGE_MEMBERS = "manage_members", _("Manage members")
     MANAGE_BRANDING = "manage_branding", _("Manage branding")
     MANAGE_TOKENS = "manage_tokens", _("Manage one's own API tokens")
+    # How often vendors are reassessed, and the outbox of the organization's emails.
+    MANAGE_POLICY = "manage_policy", _("Set the reassessment policy and read the outbox")
 
 
 # The owner holds every capability: a one-person consultancy has a single member, and

@@ -127,16 +127,31 @@ def user_preferred_language_set(*, user: User, language: str) -> None:
 
 
 @transaction.atomic
-def membership_add(*, organization: Organization, email: str, role: str, actor: User) -> Membership:
-    """Add a user (created if unknown, with an unusable password) to an organization."""
+def membership_add(
+    *,
+    organization: Organization,
+    email: str,
+    role: str,
+    actor: User,
+    language: str | None = None,
+) -> Membership:
+    """Add a user (created if unknown, with an unusable password, in `language`) to an
+    organization, and email them an invitation (a new user's link sets their password)."""
+    from accounts.emails import member_invitation_send
+
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_MEMBERS
     )
     _validate_role(role)
-    user = _user_for_email(_normalized_email(email, field="email"))
+    if language is not None and language not in dict(settings.LANGUAGES):
+        raise ServiceError({"language": [_("Choose English or Traditional Chinese.")]})
+    email = _normalized_email(email, field="email")
+    user = _user_for_email(email, language=language)
     if Membership.objects.filter(user=user, organization=organization).exists():
         raise ServiceError({"email": [_("%(email)s is already a member.") % {"email": user.email}]})
-    return Membership.objects.create(user=user, organization=organization, role=role)
+    membership = Membership.objects.create(user=user, organization=organization, role=role)
+    member_invitation_send(membership=membership, actor=actor)
+    return membership
 
 
 @transaction.atomic
@@ -293,10 +308,13 @@ def _normalized_email(email: str, *, field: str) -> str:
     return email
 
 
-def _user_for_email(email: str) -> User:
+def _user_for_email(email: str, *, language: str | None = None) -> User:
     user = User.objects.filter(email=email).first()
     if user is None:
         user = User.objects.create_user(email=email, password=None)
+        if language:
+            user.preferred_language = language
+            user.save(update_fields=["preferred_language"])
     return user
 
 

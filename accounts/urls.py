@@ -7,6 +7,19 @@ app_name = "accounts"
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        views.PasswordSetView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "invitation/<uidb64>/<token>/",
+        views.InvitationAcceptView.as_view(),
+        name="invitation_accept",
+    ),
+    path("password-set/", views.PasswordSetDoneView.as_view(), name="password_set_done"),
     path("two-factor/", two_factor_views.two_factor, name="two_factor"),
     path("two-factor/verify/", two_factor_views.two_factor_verify_view, name="two_factor_verify"),
     path(

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
+from accounts.emails import OutboxPasswordResetForm
 from accounts.forms import (
     ApiTokenCreateForm,
     BrandingForm,
@@ -68,6 +69,37 @@ class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's own password reset; the email goes through the outbox, in the user's language."""
+
+    template_name = "accounts/password_reset.html"
+    form_class = OutboxPasswordResetForm
+    success_url = reverse_lazy("accounts:password_reset_done")
+
+
+class PasswordResetDoneView(auth_views.PasswordResetDoneView):
+    template_name = "accounts/password_reset_done.html"
+
+
+class PasswordSetView(auth_views.PasswordResetConfirmView):
+    """Sets a password from a one-time link: a reset, or a new member's invitation."""
+
+    template_name = "accounts/password_set.html"
+    success_url = reverse_lazy("accounts:password_set_done")
+    invitation = False
+
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
+        return {**super().get_context_data(**kwargs), "invitation": self.invitation}
+
+
+class InvitationAcceptView(PasswordSetView):
+    invitation = True
+
+
+class PasswordSetDoneView(auth_views.PasswordResetCompleteView):
+    template_name = "accounts/password_set_done.html"
 
 
 class LogoutView(auth_views.LogoutView):
@@ -201,13 +233,14 @@ def members(request: HttpRequest, context: OrgContext) -> HttpResponse:
                     email=form.cleaned_data["email"],
                     role=form.cleaned_data["role"],
                     actor=request.user,
+                    language=form.cleaned_data["language"] or None,
                 )
             except ServiceError as error:
                 add_errors(form, error)
             else:
                 messages.success(
                     request,
-                    _("%(email)s was added as %(role)s.")
+                    _("%(email)s was added as %(role)s and invited by email.")
                     % {"email": membership.user.email, "role": Role(membership.role).label},
                 )
                 return redirect("accounts:members", organization_slug=context.organization.slug)
@@ -369,6 +402,7 @@ def _page_context(context: OrgContext) -> dict[str, object]:
         "organization": context.organization,
         "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
         "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
+        "can_manage_policy": context.can(Capability.MANAGE_POLICY),
     }
 
 

@@ -19,7 +19,14 @@ from django.utils.translation import gettext_lazy as _
 from questionnaires.spec import QuestionnaireSpec
 
 from .answer_forms import DateInput
-from .models import AssessmentStatus, ReviewDecision, RiskDecisionKind, RiskTier, Vendor
+from .models import (
+    AssessmentStatus,
+    ConfigurationChange,
+    ReviewDecision,
+    RiskDecisionKind,
+    RiskTier,
+    Vendor,
+)
 
 
 def _future_date(value: dt.date | None, message: Any) -> dt.date | None:
@@ -289,3 +296,17 @@ def add_service_errors(form: forms.Form, errors: Mapping[str, list[str]]) -> Non
     for key, messages in errors.items():
         for message in messages:
             form.add_error(key if key in form.fields else None, message)
+
+
+class ReassessForm(forms.Form):
+    """Start a reassessment now (`portfolio:reassess`): periodic, or after a declared change."""
+
+    changes = forms.MultipleChoiceField(
+        label=_("What changed in the deployment (leave empty for a periodic reassessment)"),
+        choices=ConfigurationChange.choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    note = forms.CharField(
+        label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000
+    )

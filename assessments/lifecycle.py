@@ -3,6 +3,7 @@
     draft → sent (vendor invited) → submitted → scored → approved | rejected
                                                scored → changes_requested → submitted
     submitted → scoring_failed (scoring could not finish; answers are kept) → submitted (retry)
+    scored | approved | rejected → (the same) when a rescore batch scores them again
 
 Every status change goes through `transition()`; an event that is not allowed from the current
 status raises `IllegalTransition` instead of being silently ignored.
@@ -36,7 +37,15 @@ TRANSITIONS: dict[str, dict[str, str]] = {
     # event: {from status: to status}
     "invite": {S.DRAFT: S.SENT, S.SENT: S.SENT, S.CHANGES_REQUESTED: S.CHANGES_REQUESTED},
     "submit": {S.DRAFT: S.SUBMITTED, S.SENT: S.SUBMITTED, S.CHANGES_REQUESTED: S.SUBMITTED},
-    "scoring_succeeded": {S.SUBMITTED: S.SCORED, S.SCORING_FAILED: S.SCORED},
+    # A run that finishes while the assessment is already scored or decided is a portfolio
+    # rescore (`portfolio`): the new result is recorded and the decision stands as made.
+    "scoring_succeeded": {
+        S.SUBMITTED: S.SCORED,
+        S.SCORING_FAILED: S.SCORED,
+        S.SCORED: S.SCORED,
+        S.APPROVED: S.APPROVED,
+        S.REJECTED: S.REJECTED,
+    },
     "scoring_failed": {S.SUBMITTED: S.SCORING_FAILED, S.SCORING_FAILED: S.SCORING_FAILED},
     "rescore": {S.SCORED: S.SUBMITTED, S.SCORING_FAILED: S.SUBMITTED},
     "approve": {S.SCORED: S.APPROVED},

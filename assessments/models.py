@@ -63,6 +63,21 @@ class RiskTier(models.TextChoices):
     LOW = "low", _("Low")
 
 
+class RenewalReason(models.TextChoices):
+    DUE = "due", _("Reassessment due")
+    CONFIGURATION_CHANGE = "configuration_change", _("Configuration change")
+
+
+class ConfigurationChange(models.TextChoices):
+    """What a vendor may declare changed in a deployment: the incident's lesson is that any of
+    these can shrink the KV-cache pool below the advertised context."""
+
+    WEIGHTS = "weights", _("Model weights")
+    QUANTIZATION = "quantization", _("Quantization")
+    PARALLELISM = "parallelism", _("Parallelism (tensor, pipeline, expert or data)")
+    MEMORY = "memory", _("GPU memory or KV-cache settings")
+
+
 class Assessment(models.Model):
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="assessments"
@@ -85,6 +100,16 @@ class Assessment(models.Model):
     )
     risk_score = models.PositiveSmallIntegerField(null=True, blank=True)
     risk_tier = models.CharField(max_length=10, choices=RiskTier.choices, blank=True)
+    # When the vendor must be assessed again: set from the organization's reassessment policy
+    # when the assessment is scored or approved (`assessments.reassessment`).
+    reassess_by = models.DateField(_("reassessment due"), null=True, blank=True)
+    # A renewal is a new assessment that starts from the answers of the one it renews.
+    renewal_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="renewals"
+    )
+    renewal_reason = models.CharField(max_length=30, choices=RenewalReason.choices, blank=True)
+    # What the vendor declared changed: {"changes": [ConfigurationChange...], "note": "..."}.
+    configuration_change = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -103,16 +128,87 @@ class Assessment(models.Model):
                 include=["status"],  # PostgreSQL: the stages' filter read from the index alone
                 name="assessment_org_due",
             ),
+            models.Index(fields=["organization", "reassess_by"]),
         ]
 
     def __str__(self) -> str:
         return f"{self.vendor} — {self.questionnaire.key}"
 
     @property
+    def status_label(self) -> str:
+        """The status as the decision was made: "Approved with conditions", not "Approved".
+
+        Lists annotate `latest_decision` (`selectors.assessments_for`); elsewhere it is read."""
+        if self.status != AssessmentStatus.APPROVED:
+            return str(self.get_status_display())
+        if "latest_decision" in self.__dict__:
+            decision = self.__dict__["latest_decision"]
+        else:
+            decision = (
+                self.reviews.order_by("-created_at", "-pk")
+                .values_list("decision", flat=True)
+                .first()
+            )
+        if decision == ReviewDecision.APPROVED_WITH_CONDITIONS:
+            return str(ReviewDecision(decision).label)
+        return str(self.get_status_display())
+
+    @property
     def is_overdue(self) -> bool:
         return bool(
             self.due_date and self.status in OPEN_STATUSES and self.due_date < timezone.localdate()
         )
+
+
+# Days from scoring (or approval) to the next assessment, by risk tier, unless the organization's
+# owner sets other figures.
+DEFAULT_REASSESSMENT_DAYS = {
+    RiskTier.CRITICAL: 90,
+    RiskTier.HIGH: 180,
+    RiskTier.MEDIUM: 365,
+    RiskTier.LOW: 730,
+}
+
+
+class ReassessmentPolicy(models.Model):
+    """How often an organization reassesses a vendor, by the tier of its latest result."""
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, related_name="reassessment_policy"
+    )
+    critical_days = models.PositiveSmallIntegerField(
+        _("critical"), default=DEFAULT_REASSESSMENT_DAYS[RiskTier.CRITICAL]
+    )
+    high_days = models.PositiveSmallIntegerField(
+        _("high"), default=DEFAULT_REASSESSMENT_DAYS[RiskTier.HIGH]
+    )
+    medium_days = models.PositiveSmallIntegerField(
+        _("medium"), default=DEFAULT_REASSESSMENT_DAYS[RiskTier.MEDIUM]
+    )
+    low_days = models.PositiveSmallIntegerField(
+        _("low"), default=DEFAULT_REASSESSMENT_DAYS[RiskTier.LOW]
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(critical_days__gte=1)
+                & models.Q(high_days__gte=1)
+                & models.Q(medium_days__gte=1)
+                & models.Q(low_days__gte=1),
+                name="reassessment_days_positive",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"reassessment policy of {self.organization_id}"
+
+    def days_for(self, tier: str) -> int | None:
+        return getattr(self, f"{tier}_days", None) if tier in RiskTier.values else None
 
 
 class Channel(models.TextChoices):

@@ -37,13 +37,14 @@ from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
 from core.errors import ServiceError
-from core.web import add_errors, error_summary
+from core.web import add_errors, add_messages, error_summary
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import missing_required
 
 from . import lifecycle
 from .answer_forms import CatalogueAnswersForm, with_code_spans
 from .answering import Answerer, answer_form, autosave_response, keep_drafts, save
+from .forms import ReassessForm
 from .models import (
     Assessment,
     AssessmentStatus,
@@ -60,6 +61,7 @@ from .services import (
     assessment_submit,
     evidence_add,
     evidence_remove,
+    portal_question_path,
     vendor_link_resolve,
 )
 
@@ -317,13 +319,13 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
             change_request=change_request,
             reopened=reopened,
             questionnaire_description=portal.spec.description.get(portal.language),
+            change_form=ReassessForm(),
         ),
     )
 
 
 def _question_url(portal: Portal, code: str) -> str:
-    question = portal.spec.questions[code]
-    return f"{_url('section', portal, question.section)}#q-{code}"  # each question has this id
+    return portal_question_path(portal.token, portal.spec.questions[code])
 
 
 @portal_view
@@ -599,6 +601,39 @@ def thanks(request: HttpRequest, portal: Portal) -> HttpResponse:
     if portal.assessment.status in lifecycle.EDITABLE_STATUSES:
         return redirect(_url("review", portal))
     return render(request, "portal/thanks.html", _context(portal))
+
+
+@portal_view
+@require_POST
+def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
+    """The vendor declares that the deployment changed: a reassessment opens without the CTX
+    answers and the startup log, and its new private link is emailed to this contact."""
+    from .models import RenewalReason
+    from .reassessment import renewal_start
+
+    form = ReassessForm(request.POST)
+    changes = form.cleaned_data["changes"] if form.is_valid() else []
+    try:
+        renewal_start(
+            assessment=portal.assessment,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=changes,
+            note=form.cleaned_data.get("note", "") if form.is_valid() else "",
+            vendor_link=portal.link,
+            channel=Channel.VENDOR_LINK,
+        )
+    except ServiceError as error:
+        add_messages(request, error)
+    else:
+        messages.success(
+            request,
+            _(
+                "Thank you. We emailed a new private link to %(email)s: answer the context-window "
+                "questions for the new deployment there and upload its startup log."
+            )
+            % {"email": portal.link.contact_email},
+        )
+    return redirect(_url("landing", portal))
 
 
 @portal_view

@@ -13,4 +13,9 @@ urlpatterns = [
     path("<str:token>/review/", portal.review, name="review"),
     path("<str:token>/thanks/", portal.thanks, name="thanks"),
     path("<str:token>/language/", portal.language, name="language"),
+    path(
+        "<str:token>/configuration-change/",
+        portal.configuration_change,
+        name="configuration_change",
+    ),
 ]

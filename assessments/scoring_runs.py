@@ -27,7 +27,17 @@ from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_r
 from .audit import audit_event, audit_record, audit_record_many
 from .bulk import insert_instances, update_fields
 from .lifecycle import IllegalTransition, next_status
-from .models import Answer, Assessment, Channel, EvidenceFile, Finding, RunStatus, ScoringRun
+from .models import (
+    Answer,
+    Assessment,
+    Channel,
+    EvidenceFile,
+    Finding,
+    ReassessmentPolicy,
+    RunStatus,
+    ScoringRun,
+)
+from .reassessment import reassess_by_for, reassessment_policy_for
 from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
@@ -192,9 +202,20 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
         insert_instances(findings)
         update_fields(pending, _RUN_RESULT_FIELDS)
         decided = [assessments[run.assessment_id] for run in scoring]
+        policies: dict[int, ReassessmentPolicy] = {}
         for assessment in decided:
             assessment.updated_at = now
-        update_fields(decided, ["status", "latest_run", "risk_score", "risk_tier", "updated_at"])
+            if assessment.organization_id not in policies:
+                policies[assessment.organization_id] = reassessment_policy_for(
+                    organization=assessment.organization
+                )
+            assessment.reassess_by = reassess_by_for(
+                assessment, policy=policies[assessment.organization_id]
+            )
+        update_fields(
+            decided,
+            ["status", "latest_run", "risk_score", "risk_tier", "reassess_by", "updated_at"],
+        )
         # Last, so that a chained audit trail's lock is held as briefly as possible.
         audit_record_many(events)
     return found

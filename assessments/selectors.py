@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
@@ -22,6 +22,7 @@ from .models import (
     AuditEvent,
     EvidenceFile,
     Finding,
+    Review,
     ScoringRun,
     Vendor,
     VendorLink,
@@ -58,11 +59,17 @@ def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
 
 
 def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
+    latest_decision = (
+        Review.objects.filter(assessment=OuterRef("pk"))
+        .order_by("-created_at", "-pk")
+        .values("decision")[:1]
+    )
     # Large JSON documents stay in the database: the catalogue's contents (`spec` is parsed
     # once per process and version), so a page of 50 rows no longer decodes them 100 times.
     return (
         Assessment.objects.filter(organization=organization)
         .select_related("vendor", "questionnaire", "latest_run__ruleset")
+        .annotate(latest_decision=Subquery(latest_decision))
         .defer(
             "questionnaire__content",
             "latest_run__ruleset__content",

@@ -16,10 +16,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.core.mail import send_mail
 from django.db import models, transaction
-from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
@@ -27,7 +26,10 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ConflictError, ForbiddenError, ServiceError, StorageFullError
 from core.text import readable_name, text_errors, text_fields_errors
-from questionnaires.spec import QuestionnaireSpec, version_key
+from outbox.links import site_url
+from outbox.models import EmailKind
+from outbox.services import email_enqueue
+from questionnaires.spec import Question, QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
     missing_required,
@@ -535,6 +537,27 @@ def evidence_remove(
 # -- vendor links --------------------------------------------------------------------------
 
 
+def vendor_link_url(token: str) -> str:
+    """The private link's full address (its landing page), for an email."""
+    return site_url("portal:landing", token)
+
+
+def vendor_question_url(token: str, question: Question) -> str:
+    """The full address of one question in the vendor portal, for an email."""
+    return site_url("portal:section", token, question.section, fragment=question_anchor(question))
+
+
+def portal_question_path(token: str, question: Question) -> str:
+    """One question in the vendor portal: its section, at the question."""
+    return (
+        f"{reverse('portal:section', args=[token, question.section])}#{question_anchor(question)}"
+    )
+
+
+def question_anchor(question: Question) -> str:
+    return f"q-{question.code}"  # the id of the question's input in the portal
+
+
 def vendor_link_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -544,19 +567,25 @@ def vendor_link_issue(
     *,
     assessment: Assessment,
     contact_email: str,
-    member: OrgContext,
+    member: OrgContext | None,
     channel: str,
     contact_name: str = "",
     language: str = "en",
     days: int | None = None,
+    invitation: bool = True,
+    replace: bool = True,
 ) -> tuple[VendorLink, str]:
     """Invite a vendor contact: a new private link (the token is returned once and emailed),
-    replacing any earlier active link to the same address."""
+    replacing any earlier active link to the same address unless `replace=False`.
+    `invitation=False`: the caller sends its own email with the link (a reminder, a
+    reassessment, a request for changes). `member=None`: AVIA itself issues the link, as part
+    of a workflow email (`vendor_mail`)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
-    _require_member(member, assessment, Capability.INVITE_VENDOR)
-    actor = member.user
+    if member is not None:
+        _require_member(member, assessment, Capability.INVITE_VENDOR)
+    actor = member.user if member is not None else None
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     errors: dict[str, list[Any]] = text_fields_errors({"contact_name": (contact_name, 200)})
     try:
@@ -579,10 +608,16 @@ def vendor_link_issue(
     _transition(assessment, "invite")
     assessment.save(update_fields=["status", "updated_at"])
     now = timezone.now()
-    replaced = assessment.vendor_links.filter(
-        contact_email__iexact=contact_email, revoked_at__isnull=True
+    # replace=False keeps the earlier links working (a reminder with a link of its own).
+    replaced_ids = (
+        list(
+            assessment.vendor_links.filter(
+                contact_email__iexact=contact_email, revoked_at__isnull=True
+            ).values_list("pk", flat=True)
+        )
+        if replace
+        else []
     )
-    replaced_ids = list(replaced.values_list("pk", flat=True))
     token = secrets.token_urlsafe(32)  # 256 bits
     link = VendorLink.objects.create(
         assessment=assessment,
@@ -602,33 +637,28 @@ def vendor_link_issue(
         channel=channel,
         detail={"contact": contact_email, "expires_at": link.expires_at.isoformat()},
     )
-    url = vendor_link_url(token)
-    transaction.on_commit(lambda: _send_invitation(link, url))
+    if invitation:
+        _send_invitation(link, vendor_link_url(token))
     return link, token
-
-
-def vendor_link_url(token: str) -> str:
-    """The address a vendor opens: on SITE_URL (make run derives it from its HOST and PORT)."""
-    return f"{settings.SITE_URL.rstrip('/')}/v/{token}/"
 
 
 def _send_invitation(link: VendorLink, url: str) -> None:
     assessment = link.assessment
-    context = {
-        "link": link,
-        "url": url,
-        "assessment": assessment,
-        "organization": assessment.organization,
-    }
-    # The buyer's clock and the contact's language, like every page the link opens.
-    zone = assessment.organization.time_zone
-    with translation.override(link.language), timezone.override(zone):
-        subject = _("%(organization)s asks you to complete an AI vendor isolation assessment") % {
-            "organization": assessment.organization.report_display_name
-            or assessment.organization.name
-        }
-        body = render_to_string("emails/vendor_invitation.txt", context)
-    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [link.contact_email])
+    email_enqueue(
+        event_key=f"vendor-link:{link.pk}",
+        kind=EmailKind.VENDOR_INVITATION,
+        to=link.contact_email,
+        language=link.language,
+        template="vendor_invitation",
+        context={
+            "link": link,
+            "url": url,
+            "assessment": assessment,
+            "organization": assessment.organization,
+        },
+        organization=assessment.organization,
+        secret=True,
+    )
 
 
 @transaction.atomic
@@ -737,17 +767,27 @@ def newest_ruleset_for(assessment: Assessment) -> Ruleset:
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
     from .tasks import score_assessment_run
 
-    run = ScoringRun.objects.create(
+    run = scoring_run_create(
+        assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
+    )
+    publish_on_commit(score_assessment_run, run.pk)
+    return run
+
+
+def scoring_run_create(
+    *, assessment: Assessment, ruleset: Ruleset, requested_by: User | None
+) -> ScoringRun:
+    """A queued run of `ruleset` over the assessment's answers, for the caller to carry out
+    (`scoring_run_execute`): the scoring task, or a rescore batch's chunk."""
+    return ScoringRun.objects.create(
         assessment=assessment,
-        ruleset=newest_ruleset_for(assessment),
+        ruleset=ruleset,
         # Date rules (e.g. "pentest more than 365 days before submission") read the submission date.
         as_of=timezone.localdate(assessment.submitted_at)
         if assessment.submitted_at
         else timezone.localdate(),
         requested_by=requested_by,
     )
-    publish_on_commit(score_assessment_run, run.pk)
-    return run
 
 
 # -- review --------------------------------------------------------------------------------
@@ -830,6 +870,15 @@ def review_record(
         message=message.strip(),
         reopened_codes=reopen,
     )
+    if decision == ReviewDecision.CHANGES_REQUESTED:
+        from .vendor_mail import changes_requested_notify
+
+        changes_requested_notify(review=review)
+    # The next assessment is due from the approval; none after a rejection or while changing.
+    from .reassessment import reassess_by_for
+
+    assessment.reassess_by = reassess_by_for(assessment)
+    assessment.save(update_fields=["reassess_by", "updated_at"])
     if reopen:
         for code in reopen:
             Answer.objects.update_or_create(

@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "assessments",
     "reports",
     "probes",
+    "outbox",
+    "portfolio",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +224,10 @@ VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "AVIA <no-reply@avia.local>")
+# An email the mail server refused is tried again after 1, 2, 4, … times this many seconds,
+# up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.
+OUTBOX_RETRY_SECONDS = env_int("OUTBOX_RETRY_SECONDS", 60)
+OUTBOX_MAX_ATTEMPTS = env_int("OUTBOX_MAX_ATTEMPTS", 6)
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
@@ -252,15 +258,43 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # longer than SWEEPER_QUEUED_AFTER seconds, or running longer than their task's time limit.
 SWEEPER_INTERVAL = env_int("SWEEPER_INTERVAL", 30)
 SWEEPER_QUEUED_AFTER = env_int("SWEEPER_QUEUED_AFTER", 60)
+# Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-work": {
         "task": "config.sweeper.requeue_stuck_task",
         "schedule": float(SWEEPER_INTERVAL),
         "options": {"expires": float(SWEEPER_INTERVAL)},
-    }
+    },
+    "resume-stalled-rescore-batches": {
+        "task": "portfolio.tasks.resume_stalled_rescore_batches",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "retry-due-emails": {
+        "task": "outbox.tasks.retry_due_emails",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "send-reminders": {
+        "task": "portfolio.tasks.send_reminders",
+        "schedule": float(env_int("REMINDER_SWEEP_SECONDS", 3600)),
+        "options": {"expires": 600.0},
+    },
 }
 # Each worker refreshes a key in Redis every WORKER_HEARTBEAT_INTERVAL s; /healthz reads them.
 WORKER_HEARTBEAT_INTERVAL = env_int("WORKER_HEARTBEAT_INTERVAL", 10)
+# Rescore batches: assessments per chunk task (chunks are spread over every worker process), and
+# how long a batch may go without progress before the sweeper queues its unfinished items again.
+RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 25)
+RESCORE_STALL_SECONDS = env_int("RESCORE_STALL_SECONDS", 120)
+# Reminders (portfolio.reminders): a reassessment opens this many days before the vendor is due;
+# vendor contacts are reminded this many days before their due date (and once when it has
+# passed); risk acceptances are announced this many days before they expire; the weekly digest
+# looks this far ahead.
+RENEWAL_NOTICE_DAYS = env_int("RENEWAL_NOTICE_DAYS", 30)
+REMINDER_DAYS_BEFORE_DUE = env_int("REMINDER_DAYS_BEFORE_DUE", 7)
+RISK_ACCEPTANCE_NOTICE_DAYS = env_int("RISK_ACCEPTANCE_NOTICE_DAYS", 14)
+DIGEST_HORIZON_DAYS = env_int("DIGEST_HORIZON_DAYS", 30)
 
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.
@@ -330,6 +364,7 @@ SPECTACULAR_SETTINGS = {
         "ReportStatusEnum": "reports.models.ReportStatus",
         "ProbeRunStatusEnum": "probes.models.ProbeRunStatus",
         "ChannelEnum": "assessments.models.Channel",
+        "RescoreBatchStatusEnum": "portfolio.models.BatchStatus",
     },
 }
 

@@ -24,9 +24,11 @@ from PIL import Image
 
 from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create, organization_update_branding
+from accounts.tenancy import OrgContext
 from assessments import services
 from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
+from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
@@ -89,6 +91,11 @@ MATRIX: dict[str, Rule] = {
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
+    "accounts:password_reset": R(kind="public"),
+    "accounts:password_reset_done": R(kind="public"),
+    "accounts:password_reset_confirm": R(kind="public"),
+    "accounts:invitation_accept": R(kind="public"),
+    "accounts:password_set_done": R(kind="public"),
     "accounts:organizations": R(acme_object=False),
     "accounts:switch_organization": R(
         "POST", data=lambda world: {"organization_id": world.personas.acme.pk}
@@ -138,6 +145,16 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
     "api:probe-run-detail": R(kind="api"),
+    # the portfolio
+    "portfolio:rescore": R(acme_object=False),
+    "portfolio:batch": R(),
+    "portfolio:batch_changes_csv": R(),
+    "portfolio:policy": R(roles=("owner",), acme_object=False),
+    "portfolio:reassess": R("POST", roles=("owner", "assessor")),
+    "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
+    "api:rescore-batch-detail": R(kind="api"),
+    "api:rescore-batch-changes": R(kind="api"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -145,6 +162,7 @@ MATRIX: dict[str, Rule] = {
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
+    "portal:configuration_change": R("POST", kind="portal"),
 }
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}
@@ -298,7 +316,19 @@ def world(django_db_setup, django_db_blocker, world_media):
         probe_run = probe_run_request(
             assessment=acme_assessment, actor=personas.ava, channel=Channel.WEB
         )
+        # A rescore batch of Acme (with v1: its assessment is scored with the newest, v2).
+        batch = rescore_batch_create(
+            member=OrgContext(
+                user=personas.ava,
+                organization=acme,
+                membership=Membership.objects.get(user=personas.ava, organization=acme),
+            ),
+            ruleset_key="incident-2026-kv@1",
+            assessment_ids=[acme_assessment.pk],
+            channel=Channel.WEB,
+        )
         kwargs = {
+            "batch_id": batch.pk,
             "assessment_id": acme_assessment.pk,
             "probe_run_id": probe_run.pk,
             "evidence_id": evidence.pk,
@@ -314,6 +344,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
             "token": token,
+            "uidb64": "MQ",  # a password link that is not valid: the page says so
         }
         users = {
             "owner": personas.alice,

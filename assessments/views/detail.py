@@ -163,6 +163,7 @@ def _render_detail(
             "missing_use": missing_use,
             "next_step": _next_step(assessment, missing_use),
             "invite_form": invite_form,
+            "reassess_form": web_forms.ReassessForm(),
             "error_summary": error_summary(invite_form) if invite_form.is_bound else [],
             "latest_review": assessment.reviews.select_related("reviewer").first(),
             "reports_template": reports_template(),

@@ -24,6 +24,9 @@ ENDPOINTS = {
     "/api/v1/assessments/{assessment_id}/probe/": {"get"},
     "/api/v1/assessments/{assessment_id}/probe-runs/": {"post"},
     "/api/v1/probe-runs/{probe_run_id}/": {"get"},
+    "/api/v1/rescore-batches/": {"get", "post"},
+    "/api/v1/rescore-batches/{batch_id}/": {"get"},
+    "/api/v1/rescore-batches/{batch_id}/changes.csv": {"get"},
 }
 
 

@@ -209,8 +209,9 @@ def test_the_whole_journey(
         # the vendor portal without JavaScript)
         assessment = created_and_invited(personas)
 
-    assert len(mailoutbox) == 1
-    link_path = re.search(r"/v/[\w-]+/", mailoutbox[0].body).group(0)
+    # (the members' own invitations, sent when the personas were made, are not the vendor's)
+    (invitation,) = [m for m in mailoutbox if m.to == ["kv-team@workers-ai.test"]]
+    link_path = re.search(r"/v/[\w-]+/", invitation.body).group(0)
 
     # -- the vendor answers through the private link -----------------------------------------
     vendor = journey.context().new_page()

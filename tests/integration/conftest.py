@@ -223,3 +223,28 @@ def api(personas: Personas) -> APIClient:
 def private_media():
     """Overrides the per-test media folder of tests/conftest.py: the worker process reads
     evidence from the folder set up once for the session."""
+
+
+@pytest.fixture
+def killable_worker(celery_worker_process: Worker):
+    """A prefork worker with two processes on a queue of its own (so that scoring and a render
+    run at the same time), which the test may SIGKILL and restart."""
+    queue = f"{celery_worker_process.queue}-killable"
+    nodename = f"{queue}@{socket.gethostname()}"
+    environment = {**celery_worker_process.environment, "CELERY_QUEUE": queue}
+    arguments = worker_arguments(queue=queue, nodename=nodename, pool="prefork", concurrency=2)
+    log_path = ARTIFACTS / f"celery-worker-{queue}.log"
+    previous_routes = celery_app.conf.task_routes
+    route_all_tasks_to({"*": {"queue": queue}})
+    process = start_celery(arguments, environment=environment, log_path=log_path)
+    killable = Worker(
+        process, nodename, queue, log_path, celery_worker_process.redis_url, arguments, environment
+    )
+    try:
+        killable.wait_until_ready()
+        yield killable
+    finally:
+        killable.stop()
+        route_all_tasks_to(previous_routes)
+        with celery_app.connection_for_write() as broker:
+            broker.default_channel.queue_delete(queue)

@@ -37,14 +37,13 @@ from assessments.services import (
     vendor_create,
     vendor_link_issue,
 )
-from config.celery import app as celery_app
 from reports.models import Report, ReportStatus
 from reports.services import report_file
 from tests.personas import member_of
 
-from .conftest import ARTIFACTS, ROOT, worker_arguments
+from .conftest import ARTIFACTS, ROOT
 from .steps import LAUNCH_LOG, QUESTIONNAIRE, launch_answers
-from .worker import Worker, eventually, route_all_tasks_to, start_celery
+from .worker import Worker, eventually, start_celery
 
 SUBMISSIONS = 50
 RECOVERY_AFTER_REDIS = 60  # seconds: every submission scored within this of Redis returning
@@ -260,31 +259,6 @@ def test_fifty_submissions_at_once_on_sqlite_get_no_5xx(worker, personas):
 
 
 # -- a worker killed mid-task ------------------------------------------------------------------
-
-
-@pytest.fixture
-def killable_worker(celery_worker_process: Worker):
-    """A prefork worker with two processes on a queue of its own (so that scoring and a render
-    run at the same time), which the test may SIGKILL and restart."""
-    queue = f"{celery_worker_process.queue}-killable"
-    nodename = f"{queue}@{socket.gethostname()}"
-    environment = {**celery_worker_process.environment, "CELERY_QUEUE": queue}
-    arguments = worker_arguments(queue=queue, nodename=nodename, pool="prefork", concurrency=2)
-    log_path = ARTIFACTS / f"celery-worker-{queue}.log"
-    previous_routes = celery_app.conf.task_routes
-    route_all_tasks_to({"*": {"queue": queue}})
-    process = start_celery(arguments, environment=environment, log_path=log_path)
-    killable = Worker(
-        process, nodename, queue, log_path, celery_worker_process.redis_url, arguments, environment
-    )
-    try:
-        killable.wait_until_ready()
-        yield killable
-    finally:
-        killable.stop()
-        route_all_tasks_to(previous_routes)
-        with celery_app.connection_for_write() as broker:
-            broker.default_channel.queue_delete(queue)
 
 
 def big_startup_log(path: Path) -> Path:

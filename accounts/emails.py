@@ -1,0 +1,83 @@
+"""The emails of accounts: a member's invitation and a password reset, both through the outbox.
+
+Both carry a one-time link made by Django's own password-reset token generator (tied to the
+user's password and last login, so it stops working once used, and after
+PASSWORD_RESET_TIMEOUT): the invitation's link opens a page that sets the new member's first
+password; a member who already has one is told to sign in.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.tokens import default_token_generator
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from outbox.links import site_url
+from outbox.models import EmailKind
+from outbox.services import email_enqueue
+
+from .models import Membership, User
+
+
+def password_link(user: User, view_name: str) -> str:
+    """A one-time link to a page that sets the user's password."""
+    uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    return site_url(view_name, uidb64=uidb64, token=token)
+
+
+def member_invitation_send(*, membership: Membership, actor: User) -> None:
+    user = membership.user
+    has_password = user.has_usable_password()
+    email_enqueue(
+        event_key=f"member-invitation:{membership.pk}",
+        kind=EmailKind.MEMBER_INVITATION,
+        to=user.email,
+        language=user.preferred_language,
+        template="member_invitation",
+        context={
+            "membership": membership,
+            "organization": membership.organization,
+            "role": membership.get_role_display(),
+            "inviter": actor,
+            "url": site_url("accounts:login")
+            if has_password
+            else password_link(user, "accounts:invitation_accept"),
+            "has_password": has_password,
+        },
+        organization=membership.organization,
+        secret=not has_password,
+    )
+
+
+class OutboxPasswordResetForm(PasswordResetForm):
+    """Django's password reset, its email sent through the outbox in the user's language."""
+
+    def send_mail(  # type: ignore[override]
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        user = context["user"]
+        email_enqueue(
+            event_key=f"password-reset:{user.pk}:{uuid.uuid4().hex}",
+            kind=EmailKind.PASSWORD_RESET,
+            to=to_email,
+            language=user.preferred_language,
+            template="password_reset",
+            context={
+                **context,
+                "url": site_url(
+                    "accounts:password_reset_confirm", uidb64=context["uid"], token=context["token"]
+                ),
+            },
+            secret=True,
+        )

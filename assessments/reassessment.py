@@ -1,0 +1,280 @@
+"""Reassessment cycles: when a vendor is due to be assessed again, and the renewal that starts
+the next assessment from the last answers.
+
+The due date (`Assessment.reassess_by`) follows the organization's policy by tier: set when an
+assessment is scored (from the day it was scored) and again when it is approved (from the day
+of the decision). A renewal clones the answers, comments and evidence files into a new draft of
+the newest version of the questionnaire, for the vendor to confirm or change. A configuration
+change the vendor declares (weights, quantization, parallelism, memory: any of them can shrink
+the KV-cache pool below the advertised context, as in the incident) starts a renewal without
+the CTX answers and the startup log, so both must be given again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import Organization
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext
+from core.errors import ConflictError, ForbiddenError, ServiceError
+from core.text import text_errors
+from questionnaires.models import QuestionnaireVersion
+from questionnaires.spec import version_key
+from questionnaires.validation import AnswerValidationError, validate_answers
+
+from .audit import audit_record
+from .models import (
+    Assessment,
+    AssessmentStatus,
+    ConfigurationChange,
+    EvidenceFile,
+    ReassessmentPolicy,
+    RenewalReason,
+    ReviewDecision,
+    RiskTier,
+    VendorLink,
+)
+from .services import _require_member, answers_save, assessment_create
+from .storage import evidence_storage
+from .vendor_mail import renewal_notify
+
+# The section a configuration change reopens: the context window and the KV-cache pool that
+# serves it, with the startup log that proves the pool's size.
+RECHECKED_SECTION = "CTX"
+MAX_DAYS = 3650
+# A renewal opened late (or by a configuration change) gives the vendor this long to answer.
+RENEWAL_ANSWER_DAYS = 30
+
+# -- the policy ----------------------------------------------------------------------------
+
+
+def reassessment_policy_for(*, organization: Organization) -> ReassessmentPolicy:
+    """The organization's policy (the defaults, unsaved, until the owner changes them)."""
+    return ReassessmentPolicy.objects.filter(organization=organization).first() or (
+        ReassessmentPolicy(organization=organization)
+    )
+
+
+@transaction.atomic
+def reassessment_policy_update(
+    *, member: OrgContext, days: Mapping[str, Any], channel: str
+) -> ReassessmentPolicy:
+    """Set the days by tier (`{"critical": 90, ...}`); the owner's decision. Applies to
+    assessments scored or approved from now on."""
+    if not member.can(Capability.MANAGE_POLICY):
+        raise ForbiddenError({"policy": [_("Only the owner sets the reassessment policy.")]})
+    errors: dict[str, list[Any]] = {}
+    clean: dict[str, int] = {}
+    for tier in RiskTier.values:
+        raw = days.get(tier)
+        try:
+            value = int(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            errors[tier] = [_("Enter a whole number of days.")]
+            continue
+        if not 1 <= value <= MAX_DAYS:
+            errors[tier] = [_("Enter between 1 and %(max)s days.") % {"max": MAX_DAYS}]
+        clean[tier] = value
+    if errors:
+        raise ServiceError(errors)
+    policy = reassessment_policy_for(organization=member.organization)
+    for tier, value in clean.items():
+        setattr(policy, f"{tier}_days", value)
+    policy.updated_by = member.user
+    policy.save()
+    audit_record(
+        organization=member.organization,
+        action="reassessment_policy.updated",
+        actor=member.user,
+        channel=channel,
+        detail=clean,
+    )
+    return policy
+
+
+def reassess_by_for(
+    assessment: Assessment, *, policy: ReassessmentPolicy | None = None
+) -> dt.date | None:
+    """When the assessment's vendor is due again: from the approval, or from the scoring of an
+    assessment not decided yet; none for other statuses (rejected, being changed). A batch
+    passes its organization's `policy`, read once."""
+    if assessment.status == AssessmentStatus.APPROVED:
+        decision = (
+            assessment.reviews.filter(
+                decision__in=[ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS]
+            )
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        basis = timezone.localdate(decision) if decision else timezone.localdate()
+    elif assessment.status == AssessmentStatus.SCORED and assessment.latest_run is not None:
+        finished = assessment.latest_run.finished_at
+        basis = timezone.localdate(finished) if finished else timezone.localdate()
+    else:
+        return None
+    policy = policy or reassessment_policy_for(organization=assessment.organization)
+    days = policy.days_for(assessment.risk_tier)
+    return basis + dt.timedelta(days=days) if days else None
+
+
+# -- renewals ------------------------------------------------------------------------------
+
+
+RENEWABLE_STATUSES = (AssessmentStatus.SCORED, AssessmentStatus.APPROVED)
+FINAL_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
+
+
+def open_renewal_of(assessment: Assessment) -> Assessment | None:
+    return assessment.renewals.exclude(status__in=FINAL_STATUSES).order_by("-pk").first()
+
+
+@transaction.atomic
+def renewal_start(
+    *,
+    assessment: Assessment,
+    reason: str,
+    channel: str,
+    member: OrgContext | None = None,
+    vendor_link: VendorLink | None = None,
+    changes: Iterable[str] = (),
+    note: str = "",
+) -> Assessment:
+    """Open the next assessment of the vendor as a draft holding the last answers.
+
+    `member` is an assessor, `vendor_link` a vendor declaring a configuration change through
+    its link; neither is the reminder sweep. Refused while another renewal is open."""
+    if member is not None:
+        _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
+        raise ServiceError({"assessment": [_("Unknown assessment.")]})
+    actor = member.user if member is not None else None
+    original = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    errors: dict[str, list[Any]] = {}
+    changes = list(dict.fromkeys(changes))
+    if reason not in RenewalReason.values:
+        errors["reason"] = [_("Unknown reason for a reassessment.")]
+    if reason == RenewalReason.CONFIGURATION_CHANGE:
+        unknown = [c for c in changes if c not in ConfigurationChange.values]
+        if not changes:
+            errors["changes"] = [_("Choose what changed in the deployment.")]
+        elif unknown:
+            errors["changes"] = [_("Unknown changes: %(codes)s.") % {"codes": ", ".join(unknown)}]
+    if note_errors := text_errors(note, max_length=4000):
+        errors["note"] = note_errors
+    if errors:
+        raise ServiceError(errors)
+    if original.status not in RENEWABLE_STATUSES:
+        raise ConflictError(
+            {"status": [_("Only a scored or approved assessment can be reassessed.")]}
+        )
+    already = open_renewal_of(original)
+    if already is not None:
+        raise ConflictError(
+            {
+                "status": [
+                    _("A reassessment of this vendor is already open (assessment %(id)s).")
+                    % {"id": already.pk}
+                ]
+            }
+        )
+    questionnaire = _newest_version_of(original.questionnaire)
+    recheck = reason == RenewalReason.CONFIGURATION_CHANGE
+    keep = {
+        code
+        for code, question in questionnaire.spec.questions.items()
+        if not (recheck and question.section == RECHECKED_SECTION)
+    }
+    answers = {a.question_code: a for a in original.answers.all() if a.question_code in keep}
+    values = {code: a.value for code, a in answers.items() if a.value is not None}
+    comments = {code: a.comment for code, a in answers.items() if a.comment}
+    values, comments = _still_valid(questionnaire, values, comments)
+    today = timezone.localdate()
+    due = original.reassess_by if reason == RenewalReason.DUE else None
+    renewal = assessment_create(
+        organization=original.organization,
+        vendor=original.vendor,
+        questionnaire_key=questionnaire.key,
+        actor=actor,  # type: ignore[arg-type]  # None: the reminder sweep
+        channel=channel,
+        due_date=due if due and due > today else today + dt.timedelta(days=RENEWAL_ANSWER_DAYS),
+    )
+    if values or comments:
+        answers_save(
+            assessment=renewal, answers=values, comments=comments, actor=actor, channel=channel
+        )
+    renewal.renewal_of = original
+    renewal.renewal_reason = reason
+    renewal.configuration_change = {"changes": changes, "note": note.strip()} if recheck else {}
+    renewal.save(update_fields=["renewal_of", "renewal_reason", "configuration_change"])
+    copied = _copy_evidence(original, renewal, keep)
+    audit_record(
+        organization=original.organization,
+        assessment=original,
+        action="assessment.renewal_started",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        detail={
+            "renewal": renewal.pk,
+            "reason": reason,
+            "changes": changes,
+            "answers": len(values),
+            "evidence": copied,
+        },
+    )
+    renewal_notify(renewal=renewal)
+    renewal.refresh_from_db()  # invited: sent
+    return renewal
+
+
+def _newest_version_of(questionnaire: QuestionnaireVersion) -> QuestionnaireVersion:
+    versions = QuestionnaireVersion.objects.filter(slug=questionnaire.slug)
+    return max(versions, key=lambda q: version_key(q.version))
+
+
+def _still_valid(
+    questionnaire: QuestionnaireVersion, values: dict[str, Any], comments: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The answers the renewal's questionnaire still accepts (a newer version may have
+    tightened a question); the others are left blank for the vendor."""
+    try:
+        validate_answers(questionnaire.spec, values, comments)
+    except AnswerValidationError as exc:
+        refused = set(exc.errors)
+        values = {code: v for code, v in values.items() if code not in refused}
+        comments = {code: c for code, c in comments.items() if code not in refused}
+    return values, comments
+
+
+def _copy_evidence(original: Assessment, renewal: Assessment, codes: set[str]) -> int:
+    """Copies, not shared references: removing a file from the renewal (the vendor uploads a
+    newer log) must not delete the evidence of the assessment already decided."""
+    storage = evidence_storage()
+    copied = 0
+    for evidence in original.evidence.filter(question_code__in=codes):
+        with storage.open(evidence.storage_name, "rb") as source:
+            name = storage.save(f"{renewal.organization_id}/{uuid.uuid4().hex}", source)
+        EvidenceFile.objects.create(
+            assessment=renewal,
+            question_code=evidence.question_code,
+            original_name=evidence.original_name,
+            storage_name=name,
+            size=evidence.size,
+            sha256=evidence.sha256,
+            content_type=evidence.content_type,
+            parsed=evidence.parsed,
+            parse_result=evidence.parse_result,
+            uploaded_by=evidence.uploaded_by,
+            channel=evidence.channel,
+        )
+        copied += 1
+    return copied

@@ -1,0 +1,187 @@
+"""The emails to a vendor's contact after the first invitation: changes requested, a
+reassessment opened, reminders before the due date and when it has passed.
+
+Each goes through the outbox under a key naming its event, in the contact's language. A
+private link's token is stored nowhere (only its hash), so an email that needs a link issues a
+fresh one; a reminder does so only when the contact's link has expired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+
+from core.errors import ServiceError
+from outbox.models import EmailKind, OutboundEmail
+from outbox.services import email_enqueue
+from questionnaires.spec import Text
+
+from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
+from .services import vendor_link_issue, vendor_link_url, vendor_question_url
+
+
+@dataclass(frozen=True)
+class VendorContact:
+    email: str
+    name: str
+    language: str
+
+
+def vendor_contact_for(assessment: Assessment) -> VendorContact | None:
+    """Whom to write to about the assessment: the contact last invited to it (or to the one it
+    renews), in the language they chose; else the vendor's contact address, in English."""
+    current: Assessment | None = assessment
+    while current is not None:
+        link = VendorLink.objects.filter(assessment=current).order_by("-created_at").first()
+        if link is not None:
+            return VendorContact(link.contact_email, link.contact_name, link.language)
+        current = current.renewal_of
+    vendor = assessment.vendor
+    if vendor.contact_email:
+        return VendorContact(vendor.contact_email, vendor.contact_name, settings.LANGUAGE_CODE)
+    return None
+
+
+def _fresh_link(
+    assessment: Assessment, contact: VendorContact, *, replace: bool = True
+) -> tuple[VendorLink, str]:
+    """Raises `ServiceError` when the assessment cannot go to the vendor yet (the buyer's own
+    questions are not all answered)."""
+    return vendor_link_issue(
+        assessment=assessment,
+        contact_email=contact.email,
+        contact_name=contact.name,
+        language=contact.language,
+        member=None,  # AVIA itself, as part of the workflow (a reviewer may not invite)
+        channel=Channel.SYSTEM,
+        invitation=False,
+        replace=replace,
+    )
+
+
+def _send(
+    *,
+    event_key: str,
+    kind: str,
+    template: str,
+    assessment: Assessment,
+    contact: VendorContact,
+    **context: object,
+) -> OutboundEmail | None:
+    return email_enqueue(
+        event_key=event_key,
+        kind=kind,
+        to=contact.email,
+        language=contact.language,
+        template=template,
+        context={
+            "assessment": assessment,
+            "organization": assessment.organization,
+            "contact": contact,
+            **context,
+        },
+        organization=assessment.organization,
+        secret=True,
+    )
+
+
+@dataclass(frozen=True)
+class ReopenedQuestion:
+    code: str
+    text: Text
+    url: str
+
+
+def changes_requested_notify(*, review: Review) -> OutboundEmail | None:
+    """Tell the vendor which questions to answer again (each a link to it) and why."""
+    assessment = review.assessment
+    contact = vendor_contact_for(assessment)
+    if contact is None:
+        return None  # nobody outside was invited: the assessor answers for the vendor
+    # The vendor's earlier link keeps working: they may still be reading the earlier email.
+    link, token = _fresh_link(assessment, contact, replace=False)
+    questions = assessment.questionnaire.spec.questions
+    reopened = [
+        ReopenedQuestion(
+            code=code,
+            text=questions[code].text,
+            url=vendor_question_url(token, questions[code]),
+        )
+        for code in review.reopened_codes
+        if code in questions
+    ]
+    return _send(
+        event_key=f"changes-requested:{review.pk}",
+        kind=EmailKind.CHANGES_REQUESTED,
+        template="changes_requested",
+        assessment=assessment,
+        contact=contact,
+        review=review,
+        questions=reopened,
+        link=link,
+    )
+
+
+def renewal_notify(*, renewal: Assessment) -> OutboundEmail | None:
+    """Invite the vendor to confirm or change the answers of a reassessment."""
+    contact = vendor_contact_for(renewal)
+    if contact is None:
+        return None
+    try:
+        link, token = _fresh_link(renewal, contact)
+    except ServiceError:
+        return None  # stays a draft: the weekly digest asks the assessors to finish and invite
+    return _send(
+        event_key=f"renewal:{renewal.pk}",
+        kind=EmailKind.RENEWAL,
+        template="renewal",
+        assessment=renewal,
+        contact=contact,
+        link=link,
+        url=vendor_link_url(token),
+        change_labels=[
+            ConfigurationChange(code).label
+            for code in renewal.configuration_change.get("changes", [])
+            if code in ConfigurationChange.values
+        ],
+    )
+
+
+def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail | None:
+    """Remind the contact of the due date (or that it has passed), once per due date; with a
+    fresh link when theirs has expired."""
+    due = assessment.due_date
+    kind = EmailKind.OVERDUE if overdue else EmailKind.DUE_SOON
+    event_key = f"{kind}:{assessment.pk}:{due.isoformat() if due else ''}"
+    contact = vendor_contact_for(assessment)
+    if contact is None or OutboundEmail.objects.filter(event_key=event_key).exists():
+        return None
+    link = (
+        VendorLink.objects.filter(
+            assessment=assessment,
+            contact_email__iexact=contact.email,
+            revoked_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    url = ""
+    if link is None:
+        try:
+            link, token = _fresh_link(assessment, contact)
+        except ServiceError:
+            return None
+        url = vendor_link_url(token)
+    return _send(
+        event_key=event_key,
+        kind=kind,
+        template="reminder",
+        assessment=assessment,
+        contact=contact,
+        overdue=overdue,
+        link=link,
+        url=url,
+    )

@@ -1,0 +1,14 @@
+"""Addresses of the site's pages, for emails: SITE_URL (as the outside world reaches the site)
+and the project's own URLconf, whatever the current request or a test mounts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+
+SITE_URLCONF = "config.urls"
+
+
+def site_url(view_name: str, *args: object, fragment: str = "", **kwargs: object) -> str:
+    path = reverse(view_name, args=args or None, kwargs=kwargs or None, urlconf=SITE_URLCONF)
+    return f"{settings.SITE_URL.rstrip('/')}{path}{f'#{fragment}' if fragment else ''}"

@@ -1,0 +1,131 @@
+"""Writing emails into the outbox and sending them.
+
+`email_enqueue` is called inside the transaction of the change that needs the email; the first
+attempt to send happens once that transaction commits (in the same process, so a request's
+email leaves as soon as the request is done), and `emails_retry_due` — run by Celery beat —
+sends what is waiting: rows whose mail server failed, after a growing delay, and rows whose
+process died before trying.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+
+from .models import EmailStatus, OutboundEmail
+
+logger = logging.getLogger(__name__)
+
+# A sender that claimed a row and then vanished (killed mid-send) releases it after this long.
+CLAIM_TIMEOUT = dt.timedelta(minutes=5)
+# A row never tried this long after it was written lost its first attempt (the process died
+# between commit and send): the retry sweep takes it over.
+FIRST_ATTEMPT_GRACE = dt.timedelta(minutes=1)
+
+
+def email_enqueue(
+    *,
+    event_key: str,
+    kind: str,
+    to: str,
+    language: str,
+    template: str,
+    context: dict[str, Any],
+    organization: models.Model | None = None,
+    secret: bool = False,
+) -> OutboundEmail | None:
+    """Write the email of one event, rendered in `language`, and send it after commit.
+
+    `template` names `emails/<template>.txt` (the body) and `emails/<template>_subject.txt`.
+    Returns None, writing nothing, when the event's email was written before.
+    """
+    if OutboundEmail.objects.filter(event_key=event_key).exists():
+        return None
+    # The recipient's language and the organization's clock, like every page AVIA shows them.
+    zone = getattr(organization, "time_zone", None) or timezone.get_current_timezone_name()
+    with translation.override(language), timezone.override(zone):
+        subject = " ".join(render_to_string(f"emails/{template}_subject.txt", context).split())
+        body = render_to_string(f"emails/{template}.txt", context)
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent writer of the same event wins
+            email = OutboundEmail.objects.create(
+                organization=organization,
+                event_key=event_key,
+                kind=kind,
+                to_address=to,
+                language=language,
+                subject=subject[:300],
+                body=body,
+                body_is_secret=secret,
+            )
+    except IntegrityError:
+        return None
+    transaction.on_commit(lambda: email_deliver(email_id=email.pk))
+    return email
+
+
+def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | None:
+    """Try to send one waiting email; returns its status afterwards (None: not ours to send —
+    sent already, given up, not due yet, or being sent by another process)."""
+    now = now or timezone.now()
+    claimed = (
+        OutboundEmail.objects.filter(pk=email_id, status=EmailStatus.PENDING)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_TIMEOUT))
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .update(claimed_at=now)
+    )
+    if not claimed:
+        return None
+    email = OutboundEmail.objects.get(pk=email_id)
+    attempts = email.attempts + 1
+    try:
+        send_mail(
+            email.subject,
+            email.body,
+            settings.DEFAULT_FROM_EMAIL,
+            [email.to_address],
+            fail_silently=False,
+        )
+    except Exception as exc:  # SMTP refusals, unreachable servers, timeouts: retried alike
+        gave_up = attempts >= settings.OUTBOX_MAX_ATTEMPTS
+        delay = dt.timedelta(seconds=settings.OUTBOX_RETRY_SECONDS * 2 ** (attempts - 1))
+        status = EmailStatus.FAILED if gave_up else EmailStatus.PENDING
+        OutboundEmail.objects.filter(pk=email_id).update(
+            status=status,
+            attempts=attempts,
+            last_error=f"{type(exc).__name__}: {exc}"[:2000],
+            next_attempt_at=None if gave_up else now + delay,
+            claimed_at=None,
+        )
+        logger.warning(
+            "email %s (%s) not sent, attempt %s: %s", email_id, email.kind, attempts, exc
+        )
+        return status
+    OutboundEmail.objects.filter(pk=email_id).update(
+        status=EmailStatus.SENT,
+        attempts=attempts,
+        sent_at=now,
+        claimed_at=None,
+        next_attempt_at=None,
+        **({"body": ""} if email.body_is_secret else {}),
+    )
+    return EmailStatus.SENT
+
+
+def emails_retry_due(*, now: dt.datetime | None = None, limit: int = 500) -> int:
+    """Send the emails that are due again; returns how many were sent."""
+    now = now or timezone.now()
+    due = OutboundEmail.objects.filter(status=EmailStatus.PENDING).filter(
+        Q(next_attempt_at__lte=now)
+        | Q(next_attempt_at__isnull=True, created_at__lt=now - FIRST_ATTEMPT_GRACE)
+    )
+    ids = list(due.order_by("created_at").values_list("pk", flat=True)[:limit])
+    return sum(email_deliver(email_id=pk, now=now) == EmailStatus.SENT for pk in ids)

@@ -1,0 +1,66 @@
+"""A rescore batch's impact as CSV: one writer for the API's `changes.csv` and the web page's
+download."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import HttpResponse
+
+from .selectors import Change
+
+COLUMNS = [
+    "assessment",
+    "vendor",
+    "before_ruleset",
+    "before_risk_score",
+    "before_risk_tier",
+    "after_ruleset",
+    "after_risk_score",
+    "after_risk_tier",
+    "added",
+    "removed",
+]
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): vendor
+# names are typed by people outside the organization's control, so such a cell is quoted.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def changes_csv(changes: list[Change]) -> str:
+    """The changes, worse first, as the API describes them; rule ids joined by spaces."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(COLUMNS)
+    for change in changes:
+        writer.writerow(
+            _cell(value)
+            for value in (
+                change.assessment_id,
+                change.vendor,
+                change.before.ruleset,
+                change.before.risk_score,
+                change.before.risk_tier,
+                change.after.ruleset,
+                change.after.risk_score,
+                change.after.risk_tier,
+                " ".join(change.added),
+                " ".join(change.removed),
+            )
+        )
+    return out.getvalue()
+
+
+def changes_filename(batch_id: int) -> str:
+    return f"rescore-batch-{batch_id}-changes.csv"
+
+
+def csv_download(batch_id: int, text: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{changes_filename(batch_id)}"'
+    return response

@@ -1,0 +1,249 @@
+"""The reminder sweep, run by Celery beat: reassessments opened when due, reminders to vendor
+contacts before their due date and after it, risk acceptances nearing and past their expiry,
+and a weekly digest to the assessors.
+
+Every email goes through the outbox under a key that names its event (the assessment and its
+due date, the acceptance and its expiry date, the member and the week), so the sweep can run
+as often as beat likes — hourly by default — and each email still leaves once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from accounts.models import Membership, Organization, User
+from accounts.roles import Capability, Role, role_can
+from assessments.models import (
+    Assessment,
+    AssessmentStatus,
+    Channel,
+    RenewalReason,
+    RiskDecision,
+    RiskDecisionKind,
+)
+from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.vendor_mail import due_date_remind
+from core.errors import ServiceError
+from outbox.links import site_url
+from outbox.models import EmailKind
+from outbox.services import email_enqueue
+
+logger = logging.getLogger(__name__)
+
+# Statuses in which the vendor owes answers (a link was sent).
+AWAITING_VENDOR = (AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
+# An acceptance that expired longer ago than this is history, not news: no email for it.
+EXPIRED_NEWS_DAYS = 7
+SWEEP_LIMIT = 1000
+
+
+@dataclass
+class SweepReport:
+    renewals: int = 0
+    due_soon: int = 0
+    overdue: int = 0
+    risk_expiring: int = 0
+    risk_expired: int = 0
+    digests: int = 0
+
+
+def reminders_send(*, today: dt.date | None = None) -> SweepReport:
+    today = today or timezone.localdate()
+    report = SweepReport()
+    report.renewals = _open_renewals(today)
+    for assessment in _awaiting_vendor().filter(due_date__lt=today)[:SWEEP_LIMIT]:
+        report.overdue += due_date_remind(assessment=assessment, overdue=True) is not None
+    soon = today + dt.timedelta(days=settings.REMINDER_DAYS_BEFORE_DUE)
+    for assessment in _awaiting_vendor().filter(due_date__gte=today, due_date__lte=soon)[
+        :SWEEP_LIMIT
+    ]:
+        report.due_soon += due_date_remind(assessment=assessment, overdue=False) is not None
+    report.risk_expiring, report.risk_expired = _risk_acceptances(today)
+    report.digests = _digests(today)
+    logger.info("reminder sweep of %s: %s", today, report)
+    return report
+
+
+def _awaiting_vendor() -> QuerySet[Assessment]:
+    return (
+        Assessment.objects.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
+        .select_related("organization", "vendor", "renewal_of")
+        .order_by("due_date", "pk")
+    )
+
+
+def _open_renewals(today: dt.date) -> int:
+    """A reassessment opens RENEWAL_NOTICE_DAYS before the vendor is due, once per assessment
+    (an assessment already renewed, however that renewal ended, is never renewed again)."""
+    due_by = today + dt.timedelta(days=settings.RENEWAL_NOTICE_DAYS)
+    due = Assessment.objects.filter(
+        status__in=RENEWABLE_STATUSES, reassess_by__lte=due_by, renewals__isnull=True
+    ).order_by("reassess_by", "pk")
+    opened = 0
+    for assessment in due[:SWEEP_LIMIT]:
+        try:
+            renewal_start(assessment=assessment, reason=RenewalReason.DUE, channel=Channel.SYSTEM)
+        except ServiceError as exc:
+            logger.warning("no reassessment opened for assessment %s: %s", assessment.pk, exc)
+        else:
+            opened += 1
+    return opened
+
+
+# -- risk acceptances ----------------------------------------------------------------------
+
+
+def _members_to_tell(organization: Organization, recorded_by: User | None) -> list[User]:
+    """The member who recorded the decision, or the owners if they have left."""
+    if (
+        recorded_by is not None
+        and Membership.objects.filter(
+            organization=organization, user=recorded_by, user__is_active=True
+        ).exists()
+    ):
+        return [recorded_by]
+    return list(
+        User.objects.filter(
+            memberships__organization=organization,
+            memberships__role=Role.OWNER,
+            is_active=True,
+        ).order_by("pk")
+    )
+
+
+def _risk_acceptances(today: dt.date) -> tuple[int, int]:
+    notice = today + dt.timedelta(days=settings.RISK_ACCEPTANCE_NOTICE_DAYS)
+    decisions = (
+        RiskDecision.objects.filter(
+            kind=RiskDecisionKind.ACCEPTANCE,
+            expires_on__lte=notice,
+            expires_on__gte=today - dt.timedelta(days=EXPIRED_NEWS_DAYS),
+        )
+        .select_related("assessment__organization", "assessment__vendor", "created_by")
+        .order_by("expires_on", "pk")
+    )
+    expiring = expired = 0
+    for decision in decisions[:SWEEP_LIMIT]:
+        has_expired = decision.expires_on <= today
+        kind = (
+            EmailKind.RISK_ACCEPTANCE_EXPIRED if has_expired else EmailKind.RISK_ACCEPTANCE_EXPIRING
+        )
+        organization = decision.assessment.organization
+        for member in _members_to_tell(organization, decision.created_by):
+            sent = email_enqueue(
+                event_key=f"{kind}:{decision.pk}:{decision.expires_on.isoformat()}:{member.pk}",
+                kind=kind,
+                to=member.email,
+                language=member.preferred_language,
+                template="risk_acceptance",
+                context={
+                    "decision": decision,
+                    "assessment": decision.assessment,
+                    "organization": organization,
+                    "member": member,
+                    "expired": has_expired,
+                    "url": site_url("assessments:findings", decision.assessment_id),
+                },
+                organization=organization,
+            )
+            if sent is not None:
+                expired += has_expired
+                expiring += not has_expired
+    return expiring, expired
+
+
+# -- the weekly digest ---------------------------------------------------------------------
+
+
+@dataclass
+class Digest:
+    overdue: list[Assessment] = field(default_factory=list)
+    due_soon: list[Assessment] = field(default_factory=list)
+    reassessments_due: list[Assessment] = field(default_factory=list)
+    renewals_to_send: list[Assessment] = field(default_factory=list)
+    acceptances_expiring: list[RiskDecision] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.overdue,
+                self.due_soon,
+                self.reassessments_due,
+                self.renewals_to_send,
+                self.acceptances_expiring,
+            )
+        )
+
+
+def digest_for(*, organization: Organization, today: dt.date) -> Digest:
+    horizon = today + dt.timedelta(days=settings.DIGEST_HORIZON_DAYS)
+    assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
+    awaiting = assessments.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
+    return Digest(
+        overdue=list(awaiting.filter(due_date__lt=today).order_by("due_date", "pk")),
+        due_soon=list(
+            awaiting.filter(due_date__gte=today, due_date__lte=horizon).order_by("due_date", "pk")
+        ),
+        reassessments_due=list(
+            assessments.filter(
+                status__in=RENEWABLE_STATUSES, reassess_by__lte=horizon, renewals__isnull=True
+            ).order_by("reassess_by", "pk")
+        ),
+        renewals_to_send=list(
+            assessments.filter(status=AssessmentStatus.DRAFT, renewal_of__isnull=False).order_by(
+                "due_date", "pk"
+            )
+        ),
+        acceptances_expiring=list(
+            RiskDecision.objects.filter(
+                assessment__organization=organization,
+                kind=RiskDecisionKind.ACCEPTANCE,
+                expires_on__gte=today,
+                expires_on__lte=horizon,
+            )
+            .select_related("assessment__vendor")
+            .order_by("expires_on", "pk")
+        ),
+    )
+
+
+def _digests(today: dt.date) -> int:
+    """Once a week (ISO week), to every member who edits assessments, if there is news."""
+    year, week, _weekday = today.isocalendar()
+    sent = 0
+    organizations = Organization.objects.filter(memberships__isnull=False).distinct()
+    for organization in organizations.order_by("pk"):
+        digest = digest_for(organization=organization, today=today)
+        if not digest:
+            continue
+        members = Membership.objects.filter(
+            organization=organization, user__is_active=True
+        ).select_related("user")
+        for membership in members.order_by("pk"):
+            if not role_can(membership.role, Capability.EDIT_ASSESSMENT):
+                continue
+            user = membership.user
+            email = email_enqueue(
+                event_key=f"digest:{organization.pk}:{user.pk}:{year}-W{week:02d}",
+                kind=EmailKind.DIGEST,
+                to=user.email,
+                language=user.preferred_language,
+                template="digest",
+                context={
+                    "digest": digest,
+                    "organization": organization,
+                    "member": user,
+                    "today": today,
+                    "dashboard_url": site_url("assessments:dashboard"),
+                    "site_url": settings.SITE_URL.rstrip("/"),
+                },
+                organization=organization,
+            )
+            sent += email is not None
+    return sent

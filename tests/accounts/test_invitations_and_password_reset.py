@@ -1,0 +1,95 @@
+"""Member invitations (a new member sets a password from the emailed link) and password reset
+(Django's own views in the site's layout), both emailed through the outbox in the member's
+language."""
+
+import re
+
+import pytest
+from django.core import mail
+from django.urls import reverse
+
+from accounts.models import User
+from outbox.models import EmailKind, OutboundEmail
+from tests.personas import PASSWORD
+
+LINK = re.compile(r"https?://[^/\s]+(/accounts/[\w/-]+/)")
+
+
+@pytest.fixture
+def owner_client(client, personas):
+    client.force_login(personas.alice)
+    return client
+
+
+def invite(client, personas, email, language="en", role="assessor"):
+    return client.post(
+        reverse("accounts:members", args=[personas.acme.slug]),
+        {"email": email, "role": role, "language": language},
+    )
+
+
+def test_a_new_member_is_invited_and_sets_a_password_through_the_link(
+    owner_client, personas, client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = invite(owner_client, personas, "nina@acme.test", language="zh-hant")
+    assert response.status_code == 302
+    (email,) = mail.outbox
+    assert email.to == ["nina@acme.test"]
+    assert "Acme Procurement" in email.subject and "invited" not in email.subject  # Chinese
+    path = LINK.search(email.body).group(1)
+    assert path.startswith("/accounts/invitation/")
+    assert OutboundEmail.objects.get(to_address="nina@acme.test").body == ""  # secret
+
+    client.logout()
+    page = client.get(path, follow=True)
+    assert page.status_code == 200 and page.context["invitation"] and page.context["validlink"]
+    done = client.post(
+        page.redirect_chain[-1][0],
+        {"new_password1": "a long new passphrase", "new_password2": "a long new passphrase"},
+    )
+    assert done.status_code == 302 and done["Location"] == reverse("accounts:password_set_done")
+    nina = User.objects.get(email="nina@acme.test")
+    assert nina.check_password("a long new passphrase") and nina.preferred_language == "zh-hant"
+    assert not client.get(path, follow=True).context["validlink"]  # the link worked once
+
+
+def test_an_existing_user_is_told_to_sign_in(
+    owner_client, personas, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(owner_client, personas, "oscar@other.test")
+    (email,) = mail.outbox
+    assert reverse("accounts:login") in email.body and "/invitation/" not in email.body
+
+
+def test_a_password_reset_emails_a_one_time_link(
+    client, personas, django_capture_on_commit_callbacks
+):
+    page = client.get(reverse("accounts:password_reset"))
+    assert page.status_code == 200 and b'class="site-header"' in page.content  # the site layout
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(reverse("accounts:password_reset"), {"email": "vic@acme.test"})
+    assert sent["Location"] == reverse("accounts:password_reset_done")
+    (email,) = mail.outbox
+    path = LINK.search(email.body).group(1)
+    form = client.get(path, follow=True)
+    assert form.context["validlink"] and not form.context["invitation"]
+    client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "another long passphrase", "new_password2": "another long passphrase"},
+    )
+    vic = User.objects.get(email="vic@acme.test")
+    assert vic.check_password("another long passphrase") and not vic.check_password(PASSWORD)
+
+
+def test_an_unknown_address_gets_the_same_answer_and_no_email(client, personas):
+    response = client.post(reverse("accounts:password_reset"), {"email": "nobody@acme.test"})
+    assert response["Location"] == reverse("accounts:password_reset_done")
+    assert not OutboundEmail.objects.filter(kind=EmailKind.PASSWORD_RESET).exists()
+
+
+def test_the_reset_pages_read_in_traditional_chinese(client, personas):
+    client.cookies["django_language"] = "zh-hant"
+    page = client.get(reverse("accounts:password_reset")).content.decode()
+    assert "重設" in page

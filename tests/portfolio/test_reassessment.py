@@ -1,0 +1,248 @@
+"""Reassessment cycles: the due date from the organization's policy, renewals that start from
+the last answers, a vendor-declared configuration change that reopens CTX and the startup log,
+and the email that tells the vendor which questions to answer again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.core import mail
+from django.db import transaction
+from django.utils import timezone
+
+from assessments.models import (
+    DEFAULT_REASSESSMENT_DAYS,
+    AssessmentStatus,
+    Channel,
+    RenewalReason,
+)
+from assessments.reassessment import (
+    reassessment_policy_for,
+    reassessment_policy_update,
+    renewal_start,
+)
+from assessments.services import (
+    answer_values,
+    assessment_create,
+    assessment_submit,
+    review_record,
+    vendor_create,
+    vendor_link_resolve,
+)
+from assessments.storage import evidence_storage
+from core.errors import ConflictError, ForbiddenError, ServiceError
+from outbox.models import EmailKind, OutboundEmail
+from tests.personas import member_of
+
+from .conftest import answered_by_mei
+
+
+@pytest.fixture
+def invited(catalog, personas, django_capture_on_commit_callbacks):
+    """The incident vendor answered through Mei's link with its startup log, scored (not decided)."""
+    return answered_by_mei(personas, django_capture_on_commit_callbacks)
+
+
+# -- the policy and the due date -----------------------------------------------------------
+
+
+def test_the_due_date_follows_the_tier_from_the_day_of_scoring(invited):
+    days = DEFAULT_REASSESSMENT_DAYS[invited.risk_tier]
+    scored_on = timezone.localdate(invited.latest_run.finished_at)
+    assert invited.reassess_by == scored_on + dt.timedelta(days=days)
+
+
+def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_machine):
+    reassessment_policy_update(
+        member=member_of(personas.alice),
+        days={"critical": 30, "high": 60, "medium": 120, "low": 240},
+        channel=Channel.WEB,
+    )
+    time_machine.move_to(timezone.now() + dt.timedelta(days=3), tick=False)
+    review_record(
+        assessment=invited, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+    )
+    invited.refresh_from_db()
+    days = {"critical": 30, "high": 60, "medium": 120, "low": 240}[invited.risk_tier]
+    assert invited.reassess_by == timezone.localdate() + dt.timedelta(days=days)
+
+
+def test_a_rejected_vendor_is_not_due_again(invited, personas):
+    review_record(
+        assessment=invited, member=member_of(personas.rex), decision="rejected", channel=Channel.WEB
+    )
+    invited.refresh_from_db()
+    assert invited.reassess_by is None
+
+
+def test_only_the_owner_sets_the_policy_and_bad_figures_name_the_tier(personas, catalog):
+    with pytest.raises(ForbiddenError):
+        reassessment_policy_update(member=member_of(personas.ava), days={}, channel=Channel.WEB)
+    with pytest.raises(ServiceError) as refused:
+        reassessment_policy_update(
+            member=member_of(personas.alice),
+            days={"critical": "0", "high": "x", "medium": 365, "low": 99999},
+            channel=Channel.WEB,
+        )
+    assert set(refused.value.errors) == {"critical", "high", "low"}
+    assert reassessment_policy_for(organization=personas.acme).pk is None  # nothing saved
+
+
+# -- renewals ------------------------------------------------------------------------------
+
+
+def test_a_renewal_starts_from_the_last_answers_comments_and_evidence(
+    invited, personas, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        renewal = renewal_start(
+            assessment=invited,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
+        )
+    assert renewal.renewal_of == invited and renewal.status == AssessmentStatus.SENT
+    assert answer_values(renewal) == answer_values(invited)
+    comments = dict(invited.answers.exclude(comment="").values_list("question_code", "comment"))
+    assert comments  # the example file comments some answers
+    assert dict(renewal.answers.exclude(comment="").values_list("question_code", "comment")) == (
+        comments
+    )
+    (copy,) = renewal.evidence.all()
+    (source,) = invited.evidence.all()
+    assert (copy.sha256, copy.parse_result) == (source.sha256, source.parse_result)
+    assert copy.storage_name != source.storage_name
+    assert evidence_storage().open(copy.storage_name).read() == (
+        evidence_storage().open(source.storage_name).read()
+    )
+    (email,) = mail.outbox
+    assert email.to == ["mei@inferno.test"]
+    token = re.search(r"/v/([\w-]+)/", email.body).group(1)
+    assert vendor_link_resolve(token=token).assessment == renewal
+    with pytest.raises(ConflictError):  # one open renewal at a time
+        renewal_start(
+            assessment=invited,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
+        )
+
+
+def test_a_declared_configuration_change_reopens_ctx_and_the_startup_log(
+    invited, personas, django_capture_on_commit_callbacks
+):
+    link = invited.vendor_links.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        renewal = renewal_start(
+            assessment=invited,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=["quantization", "parallelism"],
+            note="FP8 weights, TP8 instead of TP4.",
+            vendor_link=link,
+            channel=Channel.VENDOR_LINK,
+        )
+    before, after = answer_values(invited), answer_values(renewal)
+    assert {code for code in before if code.startswith("CTX-")}
+    assert not {code for code in after if code.startswith("CTX-")}
+    assert {c: v for c, v in before.items() if not c.startswith("CTX-")} == after
+    assert not renewal.evidence.exists()  # the startup log must be uploaded again
+    assert renewal.configuration_change == {
+        "changes": ["quantization", "parallelism"],
+        "note": "FP8 weights, TP8 instead of TP4.",
+    }
+    (email,) = mail.outbox
+    assert "CTX" in email.body and "FP8 weights, TP8 instead of TP4." in email.body
+    assert "量化" in email.body  # the declared changes, in Mei's language
+    with transaction.atomic(), pytest.raises(ServiceError) as missing:
+        assessment_submit(assessment=renewal, actor=personas.ava, channel=Channel.WEB)
+    assert "CTX-01" in missing.value.errors
+
+
+@pytest.mark.parametrize(
+    "changes, key", [([], "changes"), (["firmware"], "changes")], ids=["none", "unknown"]
+)
+def test_a_configuration_change_must_say_what_changed(invited, personas, changes, key):
+    with pytest.raises(ServiceError) as refused:
+        renewal_start(
+            assessment=invited,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=changes,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
+        )
+    assert key in refused.value.errors
+    assert not invited.renewals.exists()
+
+
+def test_a_draft_cannot_be_renewed(catalog, personas):
+    vendor = vendor_create(
+        organization=personas.acme, actor=personas.ava, channel=Channel.WEB, name="New Co"
+    )
+    draft = assessment_create(
+        organization=personas.acme,
+        vendor=vendor,
+        questionnaire_key="ai-inference-isolation@1",
+        actor=personas.ava,
+        channel=Channel.WEB,
+    )
+    with pytest.raises(ConflictError):
+        renewal_start(
+            assessment=draft,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
+        )
+
+
+# -- changes requested ---------------------------------------------------------------------
+
+
+def test_changes_requested_sends_the_reopened_questions_as_links_with_the_note(
+    invited, personas, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        review_record(
+            assessment=invited,
+            member=member_of(personas.rex),
+            decision="changes_requested",
+            message="Your pool is smaller than the context you advertise: explain.",
+            reopen_codes=["CTX-02", "KV-01"],
+            channel=Channel.WEB,
+        )
+    (email,) = mail.outbox
+    assert email.to == ["mei@inferno.test"]
+    assert "Your pool is smaller than the context you advertise: explain." in email.body
+    spec = invited.questionnaire.spec
+    for code in ("CTX-02", "KV-01"):
+        assert spec.questions[code].text.zh_hant in email.body  # in Mei's language
+    urls = re.findall(r"https?://\S+/v/([\w-]+)/s/(\w+)/#q-([\w-]+)", email.body)
+    assert [(section, code) for _token, section, code in urls] == [
+        ("CTX", "CTX-02"),
+        ("KV", "KV-01"),
+    ]
+    link = vendor_link_resolve(token=urls[0][0])
+    assert link.assessment == invited and link.language == "zh-hant"
+    assert OutboundEmail.objects.get(kind=EmailKind.CHANGES_REQUESTED).body == ""  # secret
+
+
+def test_the_vendor_reports_a_configuration_change_through_its_link(
+    invited, client, django_capture_on_commit_callbacks
+):
+    token = invited.vendor_token
+    landing = client.get(f"/v/{token}/")
+    assert landing.status_code == 200 and "/configuration-change/" in landing.content.decode()
+    refused = client.post(f"/v/{token}/configuration-change/", {"changes": []}, follow=True)
+    assert not invited.renewals.exists() and refused.status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/v/{token}/configuration-change/",
+            {"changes": ["parallelism"], "note": "TP4 → TP8"},
+        )
+    renewal = invited.renewals.get()
+    assert renewal.configuration_change == {"changes": ["parallelism"], "note": "TP4 → TP8"}
+    (email,) = mail.outbox
+    new_token = re.search(r"/v/([\w-]+)/", email.body).group(1)
+    assert vendor_link_resolve(token=new_token).assessment == renewal
+    assert vendor_link_resolve(token=token).assessment == invited  # the old link still works

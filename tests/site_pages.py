@@ -103,6 +103,9 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("accounts:branding", args=[slug]),
         reverse("accounts:two_factor"),
         reverse("assessments:link_revoke", args=[draft.vendor_links.get().pk]),  # a confirm step
+        reverse("portfolio:rescore"),
+        reverse("portfolio:policy"),
+        reverse("portfolio:outbox"),
     ]
     for assessment in (scored, draft):
         pages += [
@@ -123,3 +126,12 @@ def portal_pages(world: World) -> list[str]:
         reverse("portal:section", args=[token, s.code]) for s in spec.sections if s.vendor_facing
     ]
     return pages
+
+
+def visitor_pages() -> list[str]:
+    """The pages of someone not signed in: sign in, and asking for a password reset."""
+    return [
+        reverse("accounts:login"),
+        reverse("accounts:password_reset"),
+        reverse("accounts:password_reset_done"),
+    ]

@@ -18,7 +18,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.views.defaults import server_error
 
-from tests.site_pages import World, build_world, member_pages, portal_pages
+from tests.site_pages import World, build_world, member_pages, portal_pages, visitor_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +106,8 @@ def test_every_page_of_the_vendor_portal_needs_no_inline_code(world, client, lan
 
 
 def test_sign_in_error_pages_and_api_docs_need_no_inline_code(world, personas, client):
-    assert_within_policy(client.get(reverse("accounts:login")), "sign in")
+    for url in visitor_pages():
+        assert_within_policy(client.get(url), url)
     refused = client.post(reverse("accounts:login"), {"username": "x@y.test", "password": "no"})
     assert_within_policy(refused, "sign in refused")
     client.force_login(personas.vic)

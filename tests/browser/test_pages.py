@@ -1,6 +1,7 @@
 """Every page in real Chromium, as a procurement committee and a vendor would meet it: each
-member page (as the owner, who reaches them all), the vendor portal, the sign-in page and an
-error page, at 1366×900 and 390×844, in English and Traditional Chinese. On each:
+member page (as the owner, who reaches them all), the vendor portal, an error page and the pages
+of someone signed out (sign in, password reset), at 1366×900 and 390×844, in English and
+Traditional Chinese. On each:
 
 - no sideways scrolling (document.scrollingElement.scrollWidth ≤ clientWidth), and on a phone a
   header well under a quarter of the screen;
@@ -26,7 +27,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.personas import make_personas
-from tests.site_pages import build_world, member_pages, portal_pages
+from tests.site_pages import build_world, member_pages, portal_pages, visitor_pages
 
 from .conftest import PHONE, SCREENSHOTS
 
@@ -174,7 +175,8 @@ def test_every_page_at_desktop_and_phone_width_in_both_languages(
         context.add_cookies([language_cookie])
         visitor = Checker(context, live_server.url, f"{language}-visitor")
         for viewport in VIEWPORTS:
-            visitor.check(reverse("accounts:login"), viewport)
+            for url in visitor_pages():
+                visitor.check(url, viewport)
         context.close()
         for checker in (owner, vendor, visitor):
             problems += checker.problems

@@ -11,10 +11,10 @@ from django.contrib.auth.decorators import login_required
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
 from accounts.emails import OutboxPasswordResetForm
@@ -50,7 +50,7 @@ from accounts.tenancy import (
     switch_organization,
 )
 from core.errors import ServiceError
-from core.web import add_errors
+from core.web import add_errors, confirm_page
 
 from .decorators import member_page
 
@@ -273,9 +273,21 @@ def member_change_role(
 
 
 @member_page(capability=Capability.MANAGE_MEMBERS)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def member_remove(request: HttpRequest, context: OrgContext, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(members_of(organization=context.organization), pk=membership_id)
+    if request.method == "GET":
+        return confirm_page(
+            request,
+            title=_("Remove %(email)s from %(organization)s?")
+            % {"email": membership.user.email, "organization": context.organization.name},
+            explanation=_(
+                "They lose access to this organization's assessments at once. What they did "
+                "stays in the audit trail; an owner can add them again."
+            ),
+            confirm_label=_("Remove"),
+            cancel_url=reverse("accounts:members", args=[context.organization.slug]),
+        )
     try:
         membership_remove(membership=membership, actor=request.user)
     except ServiceError as error:

@@ -22,6 +22,7 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.labels import yes_no_labels
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import (
     TEXT_MAX_LENGTH,
@@ -34,7 +35,6 @@ from questionnaires.validation import (
 from .models import AnswerDraft
 from .presenters.answers import answer_text, not_applicable_reason
 from .presenters.evidence import EvidenceRow
-from .presenters.formats import yes_no_labels
 
 REQUIRED_MESSAGE = _("This question is required.")
 AUTO_ID = "q-%s"

@@ -336,6 +336,11 @@ class VendorLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Set with revoked_at when a new link to the same contact took this one's place: the page
+    # then reads "Replaced", not "Revoked".
+    replaced_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -343,6 +348,15 @@ class VendorLink(models.Model):
 
     def __str__(self) -> str:
         return f"link for {self.contact_email}"
+
+    @property
+    def state(self) -> str:
+        """active, replaced, revoked or expired: what the assessment page says of the link."""
+        if self.replaced_by_id is not None:
+            return "replaced"
+        if self.revoked_at is not None:
+            return "revoked"
+        return "active" if self.expires_at > timezone.now() else "expired"
 
     @property
     def is_active(self) -> bool:

@@ -29,8 +29,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.cache import patch_cache_control
+from django.utils.html import format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
@@ -51,6 +53,7 @@ from .models import (
     TokenFailureCount,
     VendorLink,
 )
+from .presenters.answers import FileRef, answer_sections
 from .presenters.evidence import describe_evidence
 from .presenters.progress import SectionProgress, section_progress
 from .services import (
@@ -275,7 +278,7 @@ def _progress(portal: Portal) -> tuple[list[SectionProgress], list[str], set[str
     assessment = portal.assessment
     codes = [s.code for s in portal.vendor_sections]
     values = answer_values(assessment)
-    evidence_codes = set(assessment.evidence.values_list("question_code", flat=True))
+    evidence_codes = _evidence_codes(assessment)
     progress = section_progress(
         portal.spec,
         values,
@@ -342,8 +345,30 @@ def section(request: HttpRequest, portal: Portal, section_code: str) -> HttpResp
     if "upload" in request.POST or "remove" in request.POST:
         keep_drafts(answerer, form)
         return _evidence(request, portal, section, form)
+    missing_before = set(_missing_in(portal, section))
     refused = save(answerer, form)
     if refused is None:
+        revealed = [code for code in _missing_in(portal, section) if code not in missing_before]
+        if revealed:
+            # Without JavaScript the page could not show these as the answers changed: say
+            # so, and link to each, rather than a bare "Saved."
+            messages.warning(
+                request,
+                format_html(
+                    "{} {}",
+                    ngettext(
+                        "Saved. Your answers opened a new required question in this section:",
+                        "Saved. Your answers opened %(count)d new required questions in this "
+                        "section:",
+                        len(revealed),
+                    )
+                    % {"count": len(revealed)},
+                    format_html_join(
+                        ", ", '<a href="#question-{}">{}</a>', ((code, code) for code in revealed)
+                    ),
+                ),
+            )
+            return redirect(_url("section", portal, section.code))
         messages.success(request, _("Saved."))
         following = _neighbours(portal, section)[1]
         if request.POST.get("save") == "next" and following is not None:
@@ -360,6 +385,21 @@ def autosave(request: HttpRequest, portal: Portal, section_code: str) -> HttpRes
     answerer = _answerer(portal)
     form = answer_form(answerer, [section.code], portal.language, request.POST)
     return autosave_response(request, answerer, form)
+
+
+def _missing_in(portal: Portal, section: Section) -> list[str]:
+    """The required questions of the section shown and not answered yet."""
+    assessment = portal.assessment
+    return missing_required(
+        portal.spec,
+        answer_values(assessment),
+        sections=[section.code],
+        evidence_codes=_evidence_codes(assessment),
+    )
+
+
+def _evidence_codes(assessment: Assessment) -> set[str]:
+    return set(assessment.evidence.values_list("question_code", flat=True))
 
 
 def _target(portal: Portal, go: str) -> str:
@@ -478,6 +518,18 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
     status = 200
     if request.method == "POST":
         try:
+            if not request.POST.get("confirm"):
+                # Submitting cannot be undone: the box is the confirm step (no JavaScript).
+                raise ServiceError(
+                    {
+                        "confirm": [
+                            _(
+                                "Tick “I have checked my answers” to confirm: once submitted, "
+                                "the answers cannot be changed unless the buyer asks."
+                            )
+                        ]
+                    }
+                )
             assessment_submit(
                 assessment=portal.assessment, vendor_link=portal.link, channel=Channel.VENDOR_LINK
             )
@@ -499,11 +551,29 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
         {
             "label": code if code in spec.questions else "",
             "message": message,
-            "href": _question_url(portal, code) if code in spec.questions else "",
+            "href": _question_url(portal, code)
+            if code in spec.questions
+            else ("#confirm" if code == "confirm" else ""),
         }
         for code, code_messages in errors.items()
         for message in code_messages
     ]
+    assessment = portal.assessment
+    files: dict[str, list[FileRef]] = {}
+    for evidence_file in assessment.evidence.all():
+        files.setdefault(evidence_file.question_code, []).append(
+            FileRef(name=evidence_file.original_name)
+        )
+    answers = list(assessment.answers.all())
+    sections = answer_sections(
+        spec,
+        answer_values(assessment),
+        portal.language,
+        comments={a.question_code: a.comment for a in answers if a.comment},
+        reopened={a.question_code for a in answers if a.reopened},
+        files=files,
+        sections=[s.code for s in portal.vendor_sections],
+    )
     can_submit = "submit" in lifecycle.allowed_events(portal.assessment.status)
     return render(
         request,
@@ -515,6 +585,11 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
             draft_codes=with_drafts,
             missing=missing_rows,
             error_summary=summary,
+            confirm_error=errors.get("confirm"),
+            answer_sections=[
+                {"section": section, "url": _url("section", portal, section.code)}
+                for section in sections
+            ],
             can_submit=can_submit,
         ),
         status=status,

@@ -608,10 +608,16 @@ def vendor_link_issue(
     _transition(assessment, "invite")
     assessment.save(update_fields=["status", "updated_at"])
     now = timezone.now()
-    if replace:
-        assessment.vendor_links.filter(
-            contact_email__iexact=contact_email, revoked_at__isnull=True
-        ).update(revoked_at=now)
+    # replace=False keeps the earlier links working (a reminder with a link of its own).
+    replaced_ids = (
+        list(
+            assessment.vendor_links.filter(
+                contact_email__iexact=contact_email, revoked_at__isnull=True
+            ).values_list("pk", flat=True)
+        )
+        if replace
+        else []
+    )
     token = secrets.token_urlsafe(32)  # 256 bits
     link = VendorLink.objects.create(
         assessment=assessment,
@@ -622,6 +628,7 @@ def vendor_link_issue(
         created_by=actor,
         expires_at=now + dt.timedelta(days=days or settings.VENDOR_LINK_DAYS),
     )
+    VendorLink.objects.filter(pk__in=replaced_ids).update(revoked_at=now, replaced_by=link)
     audit_record(
         organization=assessment.organization,
         assessment=assessment,

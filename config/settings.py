@@ -59,11 +59,13 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "django.forms",  # Django's own form templates, for the project's FORM_RENDERER
     "rest_framework",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
     "axes",
     "django_otp",
     "django_otp.plugins.otp_totp",
@@ -91,11 +93,31 @@ MIDDLEWARE = [
     "accounts.two_factor.TwoFactorRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.middleware.DatabaseBusyMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content security policy (django-csp): every script, style, image, font and connection comes
+# from this site, no inline script or style anywhere (htmx's own indicator styles are switched
+# off; they live in avia.css), and no page may be framed. Nonce-free on purpose: nothing
+# inline needs one.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # the favicon placeholder and the inlined logo preview
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Every form renders through the one field partial (label, help, error in one style):
+# `{{ form }}`, `form.as_div` and `field.as_field_group` alike.
+FORM_RENDERER = "core.forms.AviaFormRenderer"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

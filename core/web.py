@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from .errors import ForbiddenError, ServiceError
 
@@ -44,3 +45,28 @@ def error_summary(*forms_: forms.Form) -> list[dict[str, str]]:
             for message in field_messages:
                 items.append({"label": label, "message": message, "href": f"#{target}"})
     return items
+
+
+def confirm_page(
+    request: HttpRequest,
+    *,
+    title: str,
+    explanation: str,
+    confirm_label: str,
+    cancel_url: str,
+    danger: bool = True,
+) -> HttpResponse:
+    """The confirm step of a destructive or irreversible button, without JavaScript: the
+    button's GET shows this page, whose form POSTs back to the same address to act."""
+    return render(
+        request,
+        "confirm.html",
+        {
+            "title": title,
+            "explanation": explanation,
+            "confirm_label": confirm_label,
+            "cancel_url": cancel_url,
+            "danger": danger,
+            "action": request.get_full_path(),
+        },
+    )

@@ -228,6 +228,10 @@ class ReportVerification:
         return self.report is not None
 
 
+# A PDF starts with "%PDF-" within its first 1024 bytes (ISO 32000-1, 7.5.2, as readers accept).
+PDF_HEADER_WINDOW = 1024
+
+
 def report_verify(*, organization: Organization, uploaded_file: UploadedFile) -> ReportVerification:
     """Is `uploaded_file` byte for byte one of this organization's ready reports?
 
@@ -239,8 +243,23 @@ def report_verify(*, organization: Organization, uploaded_file: UploadedFile) ->
             {"file": [_("This file is too large to be an AVIA report.")]},
         )
     digest = hashlib.sha256()
+    head = b""
     for chunk in uploaded_file.chunks():
+        if len(head) < PDF_HEADER_WINDOW:
+            head += chunk[: PDF_HEADER_WINDOW - len(head)]
         digest.update(chunk)
+    if b"%PDF-" not in head:
+        # Said plainly rather than "not found": the reader picked the wrong file.
+        raise ServiceError(
+            {
+                "file": [
+                    _(
+                        "This file is not a PDF, so it cannot be an AVIA report. Choose the "
+                        "report's PDF file (its name ends in .pdf)."
+                    )
+                ]
+            },
+        )
     sha256 = digest.hexdigest()
     report = (
         Report.objects.filter(organization=organization, sha256=sha256, status=ReportStatus.READY)

@@ -22,7 +22,7 @@ from assessments import selectors as assessment_selectors
 from assessments.models import Channel, RunStatus, ScoringRun
 from assessments.presenters.formats import format_datetime
 from core.errors import ServiceError
-from core.web import add_errors, add_messages
+from core.web import add_errors, add_messages, error_summary
 
 from . import selectors, services
 from .models import ReportLanguage
@@ -148,5 +148,10 @@ def report_verify(request: HttpRequest, org: OrgContext) -> HttpResponse:
     return render(
         request,
         "reports/verify.html",
-        {"org": org, "form": form, "verification": verification},
+        {
+            "org": org,
+            "form": form,
+            "verification": verification,
+            "error_summary": error_summary(form) if form.is_bound else [],
+        },
     )

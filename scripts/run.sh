@@ -28,6 +28,14 @@ if [[ -z "${SECRET_KEY:-}" ]]; then
   fi
   SECRET_KEY=$(cat var/secret-key); export SECRET_KEY
 fi
+# Likewise the key that encrypts the probe's test-tenant API keys at rest (settings refuse to
+# start without one when DEBUG is off).
+if [[ -z "${PROBE_KEYS_FERNET_KEY:-}" ]]; then
+  if [[ ! -s var/probe-keys-fernet-key ]]; then
+    (umask 077; python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())' >var/probe-keys-fernet-key)
+  fi
+  PROBE_KEYS_FERNET_KEY=$(cat var/probe-keys-fernet-key); export PROBE_KEYS_FERNET_KEY
+fi
 
 pids=()
 redis_started=0

@@ -21,18 +21,9 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from accounts.services import api_token_create
-from assessments import factories
-from assessments.drafts import drafts_save
-from assessments.models import Channel
-from assessments.services import (
-    review_record,
-    risk_decision_record,
-    vendor_link_issue,
-)
 from reports.context import report_context
 from reports.rendering import report_html
-from tests.personas import member_of
+from tests.site_pages import World, build_world, member_pages, portal_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -141,94 +132,13 @@ def english_left(html: str, names: Iterable[str]) -> list[str]:
     return found
 
 
-# -- the world the pages show ------------------------------------------------------------------
+# -- the world the pages show (tests/site_pages.py) ---------------------------------------------
 
 
 @pytest.fixture
-def world(catalog, personas, settings):
+def world(catalog, personas, settings) -> World:
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    ava = member_of(personas.ava)
-    scored = factories.incident_assessment(member=ava, through_link=True)
-    risk_decision_record(
-        assessment=scored,
-        rule_id="KV-POOL-BELOW-CONTEXT",
-        kind="acceptance",
-        justification="Prompts capped at 200,000 tokens.",
-        owner="Head of Procurement",
-        expires_on=scored.latest_run.as_of.replace(year=scored.latest_run.as_of.year + 2),
-        member=ava,
-        channel=Channel.WEB,
-    )
-    review_record(
-        assessment=scored,
-        member=member_of(personas.rex),
-        decision="approved_with_conditions",
-        conditions="Short prompts only.",
-        channel=Channel.WEB,
-    )
-    remediated = factories.incident_assessment(
-        member=ava,
-        vendor=factories.incident_vendor(member=ava, name="Remediated Inference Ltd"),
-        answers_from=factories.REMEDIATED,
-        evidence=factories.logs(factories.REMEDIATED_LOG),
-    )
-    draft = factories.incident_assessment(
-        member=ava,
-        vendor=factories.incident_vendor(member=ava, name="Draft Vendor Ltd"),
-        submit=False,
-    )
-    link, token = vendor_link_issue(
-        assessment=draft, contact_email="vendor@draft.test", member=ava, channel=Channel.WEB
-    )
-    drafts_save(assessment=draft, values={"CTX-01": "1M"}, vendor_link=link)
-    api_token_create(user=personas.alice, organization=personas.acme, name="reports")
-    names = [
-        "Acme Procurement",
-        "Cloud Inference Co",
-        "Remediated Inference Ltd",
-        "Draft Vendor Ltd",
-        "Workers AI",
-        "Head of Procurement",
-        "Prompts capped at 200,000 tokens.",
-        "Short prompts only.",
-        "reports",
-        *(user.email for user in personas.acme_members.values()),
-        "kv-team@cloud-inference.test",
-        "vendor@draft.test",
-    ]
-    return {
-        "scored": scored,
-        "remediated": remediated,
-        "draft": draft,
-        "token": token,
-        "names": names,
-    }
-
-
-def member_pages(world, personas) -> list[str]:
-    scored, draft = world["scored"], world["draft"]
-    slug = personas.acme.slug
-    pages = [
-        reverse("assessments:dashboard"),
-        reverse("assessments:vendor_list"),
-        reverse("assessments:vendor_create"),
-        reverse("assessments:vendor_edit", args=[scored.vendor_id]),
-        reverse("assessments:create"),
-        reverse("assessments:compare")
-        + f"?assessments={scored.pk}&assessments={world['remediated'].pk}",
-        reverse("reports:verify"),
-        reverse("accounts:organizations"),
-        reverse("accounts:tokens", args=[slug]),
-        reverse("accounts:members", args=[slug]),
-        reverse("accounts:branding", args=[slug]),
-    ]
-    for assessment in (scored, draft):
-        pages += [
-            reverse(f"assessments:{name}", args=[assessment.pk])
-            for name in ("detail", "edit", "findings", "review")
-        ]
-        pages.append(reverse("reports:assessment_reports", args=[assessment.pk]))
-    return pages
+    return build_world(personas)
 
 
 def test_the_catalogue_has_a_translation_for_every_message():
@@ -254,36 +164,31 @@ def test_every_member_page_reads_in_chinese(world, personas, role):
             continue
         assert response.status_code == 200, url
         checked += 1
-        assert english_left(response.content.decode(), world["names"]) == [], url
-    assert checked >= 12
+        assert english_left(response.content.decode(), world.names) == [], url
+    assert checked >= 14
 
 
 def test_every_page_of_the_vendor_portal_reads_in_chinese(world, client):
-    token = world["token"]
-    spec = world["draft"].questionnaire.spec
+    token = world.token
     session = client.session
-    link = world["draft"].vendor_links.get()
+    link = world.draft.vendor_links.get()
     session[f"portal:language:{link.pk}"] = "zh-hant"
     session.save()
-    pages = [reverse("portal:landing", args=[token]), reverse("portal:review", args=[token])]
-    pages += [
-        reverse("portal:section", args=[token, s.code]) for s in spec.sections if s.vendor_facing
-    ]
-    for url in pages:
+    for url in portal_pages(world):
         response = client.get(url)
         assert response.status_code == 200, url
-        assert english_left(response.content.decode(), world["names"]) == [], url
+        assert english_left(response.content.decode(), world.names) == [], url
     refused = client.post(reverse("portal:section", args=[token, "CTX"]), {"upload": "CTX-08"})
     assert refused.status_code == 400
-    assert english_left(refused.content.decode(), world["names"]) == []
+    assert english_left(refused.content.decode(), world.names) == []
 
 
 @pytest.mark.parametrize("assessment", ["scored", "remediated"])
 def test_both_editions_of_the_pdf_read_in_their_language(world, assessment):
-    run = world[assessment].latest_run
+    run = getattr(world, assessment).latest_run
     chinese = report_html(report_context(run=run, language="zh-hant", number="AVIA-X"))
-    assert english_left(chinese, world["names"]) == []
+    assert english_left(chinese, world.names) == []
     english = visible_text(
-        report_html(report_context(run=run, language="en", number="AVIA-X")), world["names"]
+        report_html(report_context(run=run, language="en", number="AVIA-X")), world.names
     )
     assert re.findall(r"[\u4e00-\u9fff]+", english) == []

@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from questionnaires.spec import QuestionnaireSpec
 from scoring.spec import SEVERITIES
 
@@ -19,6 +23,8 @@ from .formats import severity_label
 
 CHART_WIDTH = 640
 VALUE_WIDTH = 112
+# Room for "100 % covered — 12 of 12 rules fired" (and the same in Chinese) after the bars.
+COVERAGE_VALUE_WIDTH = 224
 BAR_HEIGHT = 16
 BAR_GAP = 4
 GROUP_GAP = 10
@@ -84,6 +90,19 @@ class BarChart:
     gridlines: tuple[Gridline, ...]
 
     @property
+    def summary(self) -> str:
+        """Every value in words ("CTX: 40 % covered — 3 of 5 rules fired; …"): the chart's
+        alternative text where a reader cannot see it (the PDF's figure /Alt)."""
+        return "; ".join(
+            f"{group.label}: "
+            + ", ".join(
+                " ".join(part for part in (bar.letter, bar.value_label, bar.detail) if part)
+                for bar in group.bars
+            )
+            for group in self.groups
+        )
+
+    @property
     def legend(self) -> list[dict[str, object]]:
         return [
             {"index": index, "letter": SERIES_LETTERS[index], "name": name}
@@ -102,10 +121,11 @@ def bar_chart(
     label_width: int,
     series: Sequence[str] = (),
     percent_axis: bool = False,
+    value_width: int = VALUE_WIDTH,
 ) -> BarChart:
     """Groups `(code, label, title, values)` of horizontal bars, scaled so that `maximum` fills
     the track; with several `series`, each bar is lettered A, B, C…"""
-    track = CHART_WIDTH - label_width - VALUE_WIDTH
+    track = CHART_WIDTH - label_width - value_width
     laid_out = []
     y = TOP
     for code, label, title, values in groups:
@@ -176,14 +196,13 @@ def coverage_chart(
         for sections in runs_sections:
             data = (sections or {}).get(section.code) or {}
             coverage = float(data.get("coverage", 1.0))  # type: ignore[arg-type]
-            values.append(
-                ChartValue(
-                    value=coverage,
-                    label=f"{round(coverage * 100)}%",
-                    detail=f"({data.get('fired', 0)}/{data.get('rules', 0)})",
-                    colour=colour,
-                )
+            label, detail = coverage_text(
+                coverage,
+                int(data.get("fired", 0)),  # type: ignore[call-overload]
+                int(data.get("rules", 0)),  # type: ignore[call-overload]
+                language,
             )
+            values.append(ChartValue(value=coverage, label=label, detail=detail, colour=colour))
         title = section.title.get(language)
         label = f"{section.code} {title}" if long_labels else section.code
         groups.append((section.code, label, title, values))
@@ -193,7 +212,21 @@ def coverage_chart(
         label_width=210 if long_labels else 64,
         series=names,
         percent_axis=not long_labels,
+        value_width=COVERAGE_VALUE_WIDTH,
     )
+
+
+def coverage_text(coverage: float, fired: int, rules: int, language: str) -> tuple[str, str]:
+    """A section's coverage as words: ("40 % covered", "— 3 of 5 rules fired"). Fired rules are
+    findings, so they are never shown in brackets, where they could read as rules passed."""
+    with translation.override(language):
+        covered = _("%(percent)d %% covered") % {"percent": round(coverage * 100)}
+        detail = ngettext(
+            "— %(fired)d of %(rules)d rule fired",
+            "— %(fired)d of %(rules)d rules fired",
+            rules,
+        ) % {"fired": fired, "rules": rules}
+    return covered, detail
 
 
 def severity_chart(counts: Mapping[str, int], language: str) -> BarChart:

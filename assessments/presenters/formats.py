@@ -63,16 +63,6 @@ def _local(value: dt.datetime, zone: str | None) -> dt.datetime:
     return timezone.localtime(value, zoneinfo.ZoneInfo(zone) if zone else None)
 
 
-def yes_no_labels(language: str) -> dict[str, str]:
-    """The words of a yes/no/unknown answer, the same on every page and in the PDF."""
-    with translation.override(language):
-        return {
-            "yes": pgettext("answer", "Yes"),
-            "no": pgettext("answer", "No"),
-            "unknown": pgettext("answer", "Unknown"),
-        }
-
-
 def severity_label(severity: str, language: str) -> str:
     with translation.override(language):
         return str(RiskTier(severity).label) if severity in RiskTier.values else severity

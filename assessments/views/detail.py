@@ -13,14 +13,15 @@ from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
 from django.template.loader import select_template
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
-from core.web import add_errors, add_messages, error_summary
+from core.web import add_errors, add_messages, confirm_page, error_summary
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import missing_required
 
@@ -89,10 +90,21 @@ def _progress_context(assessment: Assessment, spec: QuestionnaireSpec) -> dict[s
 def assessment_detail(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = assessment_for(org, assessment_id)
     vendor = assessment.vendor
-    invite_form = web_forms.InviteForm(
-        initial={"contact_email": vendor.contact_email, "contact_name": vendor.contact_name}
+    active = selectors.vendor_links_for(assessment=assessment).filter(
+        revoked_at__isnull=True, expires_at__gt=timezone.now()
     )
-    return _render_detail(request, org, assessment, invite_form)
+    # The vendor's usual contact is offered only while no link to them is active: inviting the
+    # same address again would replace the link they just received.
+    invited = active.filter(contact_email__iexact=vendor.contact_email).exists()
+    initial = (
+        {}
+        if invited
+        else {"contact_email": vendor.contact_email, "contact_name": vendor.contact_name}
+    )
+    invite_form = web_forms.InviteForm(initial=initial)
+    return _render_detail(
+        request, org, assessment, invite_form, issued_link=_issued_link(request, assessment.pk)
+    )
 
 
 def _render_detail(
@@ -102,6 +114,7 @@ def _render_detail(
     invite_form: web_forms.InviteForm,
     *,
     status: int = 200,
+    issued_link: dict[str, str] | None = None,
 ) -> HttpResponse:
     spec = assessment.questionnaire.spec
     language = page_language()
@@ -117,6 +130,7 @@ def _render_detail(
         )
     events = allowed_events(assessment.status)
     can_audit = org.can(Capability.REVIEW) or org.is_owner
+    links = list(selectors.vendor_links_for(assessment=assessment).select_related("created_by"))
     return render(
         request,
         "assessments/detail.html",
@@ -139,7 +153,11 @@ def _render_detail(
             "runs": selectors.runs_for(assessment=assessment).defer(
                 "answers_snapshot", "evidence_snapshot", "ruleset__content"
             ),
-            "links": selectors.vendor_links_for(assessment=assessment).select_related("created_by"),
+            "links": links,
+            "active_links": [link for link in links if link.state == "active"],
+            "awaiting_vendor": assessment.status
+            in (AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED),
+            "issued_link": issued_link,
             "events": events,
             "can_invite_now": "invite" in events and org.can(Capability.INVITE_VENDOR),
             "missing_use": missing_use,
@@ -181,6 +199,9 @@ def assessment_progress(request: HttpRequest, org: OrgContext, assessment_id: in
 # -- vendor links ---------------------------------------------------------------------------
 
 
+ISSUED_LINK_SESSION_KEY = "assessments:issued-link:%d"
+
+
 @member_page(capability=Capability.INVITE_VENDOR)
 @require_POST
 def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
@@ -188,7 +209,7 @@ def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> 
     form = web_forms.InviteForm(request.POST)
     if form.is_valid():
         try:
-            services.vendor_link_issue(
+            _link, token = services.vendor_link_issue(
                 assessment=assessment,
                 contact_email=form.cleaned_data["contact_email"],
                 contact_name=form.cleaned_data["contact_name"].strip(),
@@ -199,23 +220,53 @@ def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> 
         except ServiceError as exc:
             add_errors(form, exc)
         else:
+            _show_link_once(request, assessment.pk, token, form.cleaned_data["contact_email"])
             messages.success(
                 request,
                 _("A private link was sent to %(email)s.")
                 % {"email": form.cleaned_data["contact_email"]},
             )
+            # Post/Redirect/Get: the page comes back with an empty form, so reloading it or
+            # clicking again cannot silently replace the link just sent.
             return redirect(f"{reverse('assessments:detail', args=[assessment.pk])}#links")
     assessment = assessment_for(org, assessment_id)  # the status may have changed meanwhile
     return _render_detail(request, org, assessment, form, status=400)
 
 
+def _show_link_once(request: HttpRequest, assessment_id: int, token: str, email: str) -> None:
+    """Hand the new link to the next page view of the assessment, which shows it once (the
+    database keeps only the token's hash; the session holds it until that page pops it)."""
+    request.session[ISSUED_LINK_SESSION_KEY % assessment_id] = {
+        "url": services.vendor_link_url(token),
+        "email": email,
+    }
+
+
+def _issued_link(request: HttpRequest, assessment_id: int) -> dict[str, str] | None:
+    return request.session.pop(ISSUED_LINK_SESSION_KEY % assessment_id, None)
+
+
 @member_page(capability=Capability.INVITE_VENDOR)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) -> HttpResponse:
-    """Send the same contact a fresh link (the earlier one stops working)."""
+    """Send the same contact a fresh link (the earlier one stops working), after a confirm
+    step."""
     link = selectors.vendor_link_get(organization=org.organization, link_id=link_id)
+    links_url = f"{reverse('assessments:detail', args=[link.assessment_id])}#links"
+    if request.method == "GET":
+        return confirm_page(
+            request,
+            title=_("Send a new link to %(email)s?") % {"email": link.contact_email},
+            explanation=_(
+                "The link they have now stops working at once; the new one is emailed to them "
+                "and shown to you once. Drafts and answers are kept."
+            ),
+            confirm_label=_("Send a new link"),
+            cancel_url=links_url,
+            danger=False,
+        )
     try:
-        services.vendor_link_issue(
+        _new_link, token = services.vendor_link_issue(
             assessment=link.assessment,
             contact_email=link.contact_email,
             contact_name=link.contact_name,
@@ -226,21 +277,34 @@ def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) ->
     except ServiceError as exc:
         add_messages(request, exc)
     else:
+        _show_link_once(request, link.assessment_id, token, link.contact_email)
         messages.success(
             request, _("A new link was sent to %(email)s.") % {"email": link.contact_email}
         )
-    return redirect(f"{reverse('assessments:detail', args=[link.assessment_id])}#links")
+    return redirect(links_url)
 
 
 @member_page(capability=Capability.INVITE_VENDOR)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def vendor_link_revoke(request: HttpRequest, org: OrgContext, link_id: int) -> HttpResponse:
     link = selectors.vendor_link_get(organization=org.organization, link_id=link_id)
+    links_url = f"{reverse('assessments:detail', args=[link.assessment_id])}#links"
+    if request.method == "GET":
+        return confirm_page(
+            request,
+            title=_("Revoke the link of %(email)s?") % {"email": link.contact_email},
+            explanation=_(
+                "The vendor can no longer open the questionnaire with it. What they saved is "
+                "kept; you can send them a new link later."
+            ),
+            confirm_label=_("Revoke the link"),
+            cancel_url=links_url,
+        )
     services.vendor_link_revoke(link=link, member=org, channel=Channel.WEB)
     messages.success(
         request, _("The link for %(email)s was revoked.") % {"email": link.contact_email}
     )
-    return redirect(f"{reverse('assessments:detail', args=[link.assessment_id])}#links")
+    return redirect(links_url)
 
 
 @member_page(capability=Capability.EDIT_ASSESSMENT)

@@ -58,10 +58,23 @@ class Journey:
         self.javascript = javascript
         self.prefix = "" if javascript else "nojs-"
 
+        self.policy_violations: list[str] = []
+
     def context(self):
-        return self.browser.new_context(
+        context = self.browser.new_context(
             viewport=DESKTOP, java_script_enabled=self.javascript, locale="en-GB"
         )
+        # The content security policy is enforced: anything inline (an htmx swap included)
+        # would be blocked and reported in the console.
+        context.on(
+            "console",
+            lambda message: (
+                self.policy_violations.append(message.text)
+                if "Content Security Policy" in message.text
+                else None
+            ),
+        )
+        return context
 
     def shot(self, page, name: str, *, full_page: bool = True) -> None:
         path = self.folder / f"{self.prefix}{name}.png"
@@ -127,7 +140,7 @@ def answer_section(page, journey: Journey, spec, section: str) -> None:
                 # htmx keeps the draft (as typed: after a pause) and redraws the questions
                 # this answer shows or hides; a person reads them before typing on
                 page.wait_for_timeout(900)
-                page.wait_for_function("!document.querySelector('.htmx-request')")
+                page.wait_for_function("() => !document.querySelector('.htmx-request')")
             if journey.javascript and code == "PRF-07":
                 page.wait_for_selector("#q-PRF-08")  # appears without a reload
             done.add(code)
@@ -236,6 +249,8 @@ def test_the_whole_journey(
     journey.shot(assessor, "assessment-progress")
 
     vendor.goto(f"{live_server.url}{link_path}review/")
+    assert vendor.locator("#answers-CTX").count() == 1  # every answer, before the submit
+    vendor.check("#confirm")
     vendor.click("main form[action$='/review/'] button[type=submit]")
     assert vendor.url.endswith("/thanks/")
     journey.shot(vendor, "vendor-submitted")
@@ -267,6 +282,7 @@ def test_the_whole_journey(
     assert assessment.reviews.get().reviewer == personas.rex
     if javascript:
         overview_extras(reviewer, journey, assessment, neighbour)
+    assert journey.policy_violations == []
 
 
 def create_and_invite(assessor, journey: Journey) -> Assessment:

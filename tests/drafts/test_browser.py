@@ -46,13 +46,15 @@ def new_page(browser, live_server, path, *, javascript, cookies=()):
     page = context.new_page()
     page.goto(live_server.url + path)
     if javascript:
-        page.wait_for_function("window.htmx !== undefined")
+        # A function, not a string: Playwright evals a string predicate in the page, which the
+        # content security policy forbids.
+        page.wait_for_function("() => window.htmx !== undefined")
     return page
 
 
 def wait_for_autosave(page):
     page.wait_for_function(
-        "document.querySelector('#draft-status').textContent.includes('Kept as a draft')"
+        "() => document.querySelector('#draft-status').textContent.includes('Kept as a draft')"
     )
 
 

@@ -52,7 +52,7 @@ def test_with_htmx_conditional_questions_appear_without_a_reload(
     transactional_db, live_server, token, browser
 ):
     page = open_page(browser, live_server, portal_url(token, "section", "PRF"))
-    page.wait_for_function("window.htmx !== undefined")
+    page.wait_for_function("() => window.htmx !== undefined")
     page.evaluate("window.notReloaded = true")
     page.fill("#q-PRF-01", "typed before the preview")
     assert page.locator("#q-PRF-08").count() == 0
@@ -69,7 +69,7 @@ def test_with_htmx_an_upload_keeps_the_answers_being_typed(
     transactional_db, live_server, token, browser
 ):
     page = open_page(browser, live_server, portal_url(token, "section", "CTX"))
-    page.wait_for_function("window.htmx !== undefined")
+    page.wait_for_function("() => window.htmx !== undefined")
     page.fill("#q-CTX-01", "1048576")
     page.set_input_files("#q-CTX-08-file", str(LOGS / "sglang-prefill-glm53-launch.log"))
     page.click("#q-CTX-08-upload")

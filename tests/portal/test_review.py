@@ -15,12 +15,13 @@ def test_it_lists_missing_required_answers_with_links(client, token):
     for code in ("PRF-01", "CTX-01", "KV-01", "GOV-04"):
         assert f"{portal_url(token, 'section', code.split('-')[0])}#q-{code}" in page
     assert "USE-01" not in page
-    assert "PRF-08" not in page  # hidden until PRF-07 = yes
+    assert "#q-PRF-08" not in page  # hidden until PRF-07 = yes: not missing
+    assert "Not applicable: because PRF-07 = not answered" in page  # what the summary says
     assert "Submit answers" not in page
 
 
 def test_it_refuses_an_incomplete_submission(client, token, assessment):
-    response = client.post(portal_url(token, "review"))
+    response = client.post(portal_url(token, "review"), {"confirm": "yes"})
     assert response.status_code == 400
     assert "PRF-01: This question is required." in response.content.decode()
     assessment.refresh_from_db()
@@ -39,7 +40,7 @@ def test_it_submits_a_complete_assessment_and_never_shows_the_scoring(
     page = client.get(portal_url(token, "review")).content.decode()
     assert "Every required question is answered." in page and "Submit answers" in page
     with inline_scoring():
-        response = client.post(portal_url(token, "review"))
+        response = client.post(portal_url(token, "review"), {"confirm": "yes"})
     assert response.status_code == 302
     assert response["Location"] == portal_url(token, "thanks")
     assessment.refresh_from_db()
@@ -70,3 +71,32 @@ def test_the_thank_you_page_waits_for_a_submission(client, token):
     response = client.get(portal_url(token, "thanks"))
     assert response.status_code == 302
     assert response["Location"] == portal_url(token, "review")
+
+
+def test_it_shows_every_answer_before_the_submit(client, token, assessment, link):
+    answers_save(
+        assessment=assessment,
+        answers=vendor_answers(),
+        vendor_link=link,
+        channel=Channel.VENDOR_LINK,
+    )
+    page = client.get(portal_url(token, "review")).content.decode()
+    assert 'id="answers-CTX"' in page and 'id="answers-USE"' not in page  # never the buyer's
+    assert "681,280" in page  # CTX-02 as the answers presenter shows it
+    assert f'href="{portal_url(token, "section", "CTX")}"' in page  # a way to change them
+    assert 'name="confirm"' in page
+
+
+def test_it_submits_nothing_without_the_confirmation(client, token, assessment, link):
+    answers_save(
+        assessment=assessment,
+        answers=vendor_answers(),
+        vendor_link=link,
+        channel=Channel.VENDOR_LINK,
+    )
+    response = client.post(portal_url(token, "review"))
+    assert response.status_code == 400
+    assert "I have checked my answers" in response.content.decode()
+    assert 'href="#confirm"' in response.content.decode()
+    assessment.refresh_from_db()
+    assert assessment.status == AssessmentStatus.SENT

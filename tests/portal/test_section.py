@@ -212,3 +212,18 @@ def test_help_text_shows_code_spans_escaped(client, token):
     page = client.get(portal_url(token, "section", "CTX")).content.decode()
     assert '<code translate="no">max_total_num_tokens=</code>' in page
     assert "`max_total_num_tokens=`" not in page
+
+
+def test_without_javascript_a_save_that_opens_required_follow_ups_names_and_links_them(
+    client, token, assessment
+):
+    url = portal_url(token, "section", "PRF")
+    response = client.post(url, {"PRF-07": "yes"}, follow=True)
+    page = response.content.decode()
+    assert "Saved. Your answers opened a new required question in this section:" in page
+    assert '<a href="#question-PRF-08">PRF-08</a>' in page
+    assert 'id="question-PRF-08"' in page  # the link's target is on the page
+    # Saving again with nothing new revealed is a plain "Saved."
+    again = client.post(url, {"PRF-07": "yes", "PRF-08": "mooncake"}, follow=True)
+    assert "opened a new required question" not in again.content.decode()
+    assert "Saved." in again.content.decode()

@@ -32,7 +32,7 @@ def test_it_accepts_plain_and_grouped_integers(value, stored):
 def test_it_reports_every_offending_code_at_once():
     errors = errors_of({"AAA-02": "1M", "AAA-05": "vllm", "ZZZ-01": "x", "AAA-01": "maybe"})
     assert set(errors) == {"AAA-02", "AAA-05", "ZZZ-01", "AAA-01"}
-    assert "sglang, proprietary" in errors["AAA-05"][0]
+    assert "“SGLang” (sglang), “Own” (proprietary)" in errors["AAA-05"][0]
 
 
 @pytest.mark.parametrize(
@@ -112,3 +112,32 @@ def test_required_questions_count_only_when_visible():
     assert missing_required(Q, {**answers, "AAA-01": "yes"}) == ["AAA-04"]
     assert missing_required(Q, {**answers, "AAA-05": "sglang"}) == ["AAA-06"]
     assert missing_required(Q, answers, sections=["BBB"]) == []
+
+
+def test_errors_quote_option_labels_not_internal_codes():
+    with translation.override("en"):
+        exclusive = errors_of({"BBB-01": ["none", "iso27001"]})["BBB-01"][0]
+        unknown = errors_of({"BBB-01": ["soc9"]})["BBB-01"][0]
+    assert exclusive == "“None” cannot be combined with other options."
+    assert "“ISO” (iso27001)" in unknown and "“None” (none)" in unknown
+
+
+def test_a_penetration_test_date_in_the_future_is_refused():
+    from pathlib import Path
+
+    from django.utils import timezone
+
+    from questionnaires.spec import load_questionnaire_file
+
+    catalog = Path(__file__).resolve().parents[2] / "questionnaires" / "catalog"
+    v1 = load_questionnaire_file(catalog / "ai-inference-isolation-v1.yaml")
+    today = timezone.localdate()
+    tomorrow = today + dt.timedelta(days=1)
+    assert validate_answers(v1, {"ISO-05": today.isoformat()}).values["ISO-05"] == today
+    with pytest.raises(AnswerValidationError) as refused:
+        validate_answers(v1, {"ISO-05": tomorrow.isoformat()})
+    with translation.override("en"):
+        message = str(refused.value.errors["ISO-05"][0])
+    assert message.startswith(f"{tomorrow.isoformat()} is in the future")
+    # A date question that does not ask about the past takes any date.
+    assert validate_answers(Q, {"BBB-02": tomorrow.isoformat()}).values["BBB-02"] == tomorrow

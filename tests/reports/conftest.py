@@ -11,6 +11,7 @@ import io
 import json
 import subprocess
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pypdf
@@ -27,7 +28,9 @@ from assessments.services import (
     review_record,
 )
 from questionnaires.models import QuestionnaireVersion
+from reports.context import report_context
 from reports.models import Report
+from reports.rendering import report_html
 from reports.services import report_request
 from scoring.models import Framework, Ruleset
 from tests.personas import Personas, make_personas, member_of
@@ -90,6 +93,33 @@ def load_catalog() -> None:
 def pdf_text(pdf: bytes) -> list[str]:
     """The text of every page, as a reader's copy and paste would give it."""
     return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+
+
+def heading_texts(html: str) -> tuple[str, ...]:
+    """The text of each h1-h4 of an HTML document, whitespace collapsed."""
+
+    class Headings(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.found: list[str] = []
+            self.depth = 0
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            if tag in ("h1", "h2", "h3", "h4"):
+                self.depth += 1
+                self.found.append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("h1", "h2", "h3", "h4"):
+                self.depth -= 1
+
+        def handle_data(self, data: str) -> None:
+            if self.depth:
+                self.found[-1] += data
+
+    parser = Headings()
+    parser.feed(html)
+    return tuple(" ".join(text.split()) for text in parser.found if text.strip())
 
 
 def render_first_page_png(pdf_path: Path, prefix: Path) -> Path:
@@ -175,6 +205,7 @@ class RenderedEdition:
     fired_rule_ids: tuple[str, ...]
     tier: str
     png: Path
+    headings: tuple[str, ...] = ()  # the text of every h1-h4 of the report's HTML
 
 
 @pytest.fixture(scope="session")
@@ -244,6 +275,11 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
                 fired_rule_ids=fired,
                 tier=assessment.latest_run.risk_tier,
                 png=png,
+                headings=heading_texts(
+                    report_html(
+                        report_context(run=report.run, language=language, number=report.number)
+                    )
+                ),
             )
         transaction.set_rollback(True)
     return editions

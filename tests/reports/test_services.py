@@ -8,7 +8,7 @@ import stat
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from assessments.models import AuditEvent, Channel
 from assessments.services import (
@@ -321,11 +321,14 @@ def test_a_file_too_large_to_be_a_report_is_refused(personas, monkeypatch):
         report_verify(organization=personas.acme, uploaded_file=upload(b"x" * 11))
 
 
-def test_an_empty_file_is_simply_not_found(personas):
-    result = report_verify(organization=personas.acme, uploaded_file=upload(b""))
+@pytest.mark.parametrize("content", [b"", b"Name,Score\nAcme,100\n", b"\x89PNG\r\n\x1a\n"])
+def test_a_file_that_is_not_a_pdf_is_refused_with_a_clear_message(personas, content):
+    with translation.override("en"):
+        with pytest.raises(ServiceError) as refused:
+            report_verify(organization=personas.acme, uploaded_file=upload(content))
+        message = str(refused.value.errors["file"][0])
 
-    assert not result.matched
-    assert result.sha256 == hashlib.sha256(b"").hexdigest()
+    assert "This file is not a PDF, so it cannot be an AVIA report." in message
 
 
 def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(

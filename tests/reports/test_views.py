@@ -148,7 +148,7 @@ def test_verifying_an_unaltered_report_names_its_assessment_and_ruleset(ready_re
 
     assert page.status_code == 200
     content = page.content.decode()
-    assert "This is an unaltered AVIA report." in content
+    assert "This is an unaltered AVIA report." in content and "result-pass" in content
     assert ready_report.number in content
     assert "Cloud Inference Co" in content
     assert "incident-2026-kv@2" in content
@@ -160,7 +160,7 @@ def test_verifying_an_altered_report_says_not_found(ready_report, personas):
 
     page = client_for(personas.ava).post("/reports/verify/", {"file": pdf_upload(data)})
 
-    assert b"Not found" in page.content
+    assert b"Not verified" in page.content and b"result-fail" in page.content
     assert ready_report.number.encode() not in page.content
 
 
@@ -170,7 +170,7 @@ def test_verifying_another_organizations_report_says_not_found(ready_report, per
     page = client_for(personas.oscar).post("/reports/verify/", {"file": pdf_upload(data)})
 
     assert page.status_code == 200
-    assert b"Not found" in page.content
+    assert b"Not verified" in page.content and b"result-fail" in page.content
     assert ready_report.number.encode() not in page.content
 
 
@@ -218,3 +218,15 @@ def test_the_one_click_form_reports_on_the_latest_run(scored, personas, inline_t
     report = Report.objects.get()
     assert response.status_code == 302
     assert (report.run_id, report.status) == (scored.latest_run_id, "ready")
+
+
+def test_verifying_a_file_that_is_not_a_pdf_says_so_beside_the_field(personas):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("scores.csv", b"vendor,score\nAcme,100\n", "text/csv")
+    page = client_for(personas.vic).post("/reports/verify/", {"file": upload})
+
+    content = page.content.decode()
+    assert "This file is not a PDF, so it cannot be an AVIA report." in content
+    assert 'class="error-message" id="id_file_error"' in content
+    assert "Not verified" not in content and "result-fail" not in content

@@ -85,7 +85,7 @@ def test_an_assessor_creates_an_assessment_with_the_buyers_answers(client, perso
         ({"USE-03": "1.5"}, "USE-03", "Enter a whole number of tokens"),
         ({"USE-01": None}, "USE-01", "This question is required."),
         ({"USE-01": "secret"}, "USE-01", "is not one of the options"),
-        ({"USE-04": "perhaps"}, "USE-04", "Answer “yes”, “no” or “unknown”."),
+        ({"USE-04": "perhaps"}, "USE-04", "Choose one of the answers: “Yes” (yes), “No” (no)"),
         ({"due_date": "2020-01-01"}, "due_date", "The due date must be after today."),
         ({"due_date": "31/12/2030"}, "due_date", "Enter a valid date."),
         ({"vendor": "999999"}, "vendor", "Select a valid choice."),

@@ -40,7 +40,7 @@ def test_an_assessor_invites_a_contact_who_gets_the_link_in_their_language(
     assert "/v/" in mail.outbox[0].body
     assert mail.outbox[0].to == ["kv-team@cloud-inference.test"]
     page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
-    assert "Mei Chan" in page and "繁體中文" in page and "Active until" in page
+    assert "Mei Chan" in page and "繁體中文" in page and "Active</span> until" in page
 
 
 @pytest.mark.parametrize(
@@ -241,3 +241,77 @@ def test_it_works_for_a_vendor_with_no_contact_and_no_due_date(client, personas,
     client.force_login(personas.ava)
     assert client.get(reverse("assessments:detail", args=[assessment.pk])).status_code == 200
     assert Assessment.objects.get(pk=assessment.pk).due_date is None
+
+
+def test_after_inviting_the_page_shows_the_link_once_and_an_empty_form(
+    client, personas, draft, django_capture_on_commit_callbacks
+):
+    client.force_login(personas.ava)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = invite(client, draft)
+    assert response.status_code == 302  # Post/Redirect/Get
+    emailed = mail.outbox[0].body
+    page = client.get(reverse("assessments:detail", args=[draft.pk]))
+    shown = page.context["issued_link"]["url"]
+    assert shown in emailed and shown.startswith("http://") and "/v/" in shown
+    assert 'data-copy="#issued-link"' in page.content.decode()
+    # The form no longer offers the contact just invited: a second click cannot silently
+    # replace the link they received.
+    assert page.context["invite_form"]["contact_email"].value() is None
+    again = client.get(reverse("assessments:detail", args=[draft.pk]))
+    assert again.context["issued_link"] is None  # shown once: only its hash is stored
+    assert shown not in again.content.decode()
+    assert again.context["active_links"]
+
+
+def test_links_use_the_site_url_the_app_runs_on(
+    client, personas, draft, settings, django_capture_on_commit_callbacks
+):
+    settings.SITE_URL = "http://127.0.0.1:8123"
+    client.force_login(personas.ava)
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(client, draft)
+    assert "http://127.0.0.1:8123/v/" in mail.outbox[0].body
+
+
+def test_revoke_and_send_a_new_link_ask_for_confirmation_first(client, personas, draft):
+    link, _token = vendor_link_issue(
+        assessment=draft,
+        contact_email="a@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    client.force_login(personas.ava)
+    for name, button in (("link_revoke", "Revoke the link"), ("link_reinvite", "Send a new link")):
+        url = reverse(f"assessments:{name}", args=[link.pk])
+        page = client.get(url)
+        assert page.status_code == 200
+        content = page.content.decode()
+        assert f'<form method="post" action="{url}">' in content and button in content
+        assert reverse("assessments:detail", args=[draft.pk]) in content  # Cancel
+    link.refresh_from_db()
+    assert link.revoked_at is None and VendorLink.objects.count() == 1  # nothing happened
+
+
+def test_a_replaced_link_reads_replaced_without_buttons_and_a_revoked_one_revoked(
+    client, personas, draft
+):
+    ava = member_of(personas.ava)
+    old, _ = vendor_link_issue(
+        assessment=draft, contact_email="a@vendor.test", member=ava, channel=Channel.WEB
+    )
+    new, _ = vendor_link_issue(
+        assessment=draft, contact_email="a@vendor.test", member=ava, channel=Channel.WEB
+    )
+    old.refresh_from_db()
+    assert old.replaced_by == new and old.state == "replaced" and new.state == "active"
+    client.force_login(personas.ava)
+    page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
+    assert "Replaced</span>" in page
+    assert reverse("assessments:link_revoke", args=[old.pk]) not in page
+    assert reverse("assessments:link_reinvite", args=[old.pk]) not in page
+    assert reverse("assessments:link_revoke", args=[new.pk]) in page
+    client.post(reverse("assessments:link_revoke", args=[new.pk]))
+    page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
+    assert "Revoked</span>" in page
+    assert 'id="no-active-link"' in page  # sent to the vendor, but nothing they can open

@@ -1,0 +1,137 @@
+"""The site as a reader meets it: a world with something on every page (a scored and approved
+assessment with a risk acceptance, a remediated one, a draft sent to its vendor with a draft
+answer, an API token), and the address of every member page and every page of the vendor
+portal. Used by the tests that walk every page: the zh-Hant completeness test, the content
+security policy crawl, and the browser matrix (desktop and phone, both languages, axe-core).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from accounts.services import api_token_create
+from assessments import factories
+from assessments.drafts import drafts_save
+from assessments.models import Assessment, Channel
+from assessments.services import review_record, risk_decision_record, vendor_link_issue
+from tests.personas import Personas, member_of
+
+
+@dataclass(frozen=True)
+class World:
+    scored: Assessment  # approved with conditions, a risk acceptance recorded, reached by a link
+    remediated: Assessment
+    draft: Assessment  # sent to its vendor, who left a draft answer
+    token: str  # the draft's vendor link
+    names: list[str]  # the names of this world (vendors, people, organizations, typed text)
+
+
+def build_world(personas: Personas) -> World:
+    """Built through the real services; scoring runs in the process (CELERY_TASK_ALWAYS_EAGER
+    must be on)."""
+    ava = member_of(personas.ava)
+    scored = factories.incident_assessment(member=ava, through_link=True)
+    risk_decision_record(
+        assessment=scored,
+        rule_id="KV-POOL-BELOW-CONTEXT",
+        kind="acceptance",
+        justification="Prompts capped at 200,000 tokens.",
+        owner="Head of Procurement",
+        expires_on=scored.latest_run.as_of.replace(year=scored.latest_run.as_of.year + 2),
+        member=ava,
+        channel=Channel.WEB,
+    )
+    review_record(
+        assessment=scored,
+        member=member_of(personas.rex),
+        decision="approved_with_conditions",
+        conditions="Short prompts only.",
+        channel=Channel.WEB,
+    )
+    remediated = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Remediated Inference Ltd"),
+        answers_from=factories.REMEDIATED,
+        evidence=factories.logs(factories.REMEDIATED_LOG),
+    )
+    draft = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Draft Vendor Ltd"),
+        submit=False,
+    )
+    link, token = vendor_link_issue(
+        assessment=draft, contact_email="vendor@draft.test", member=ava, channel=Channel.WEB
+    )
+    drafts_save(assessment=draft, values={"CTX-01": "1M"}, vendor_link=link)
+    api_token_create(user=personas.alice, organization=personas.acme, name="reports")
+    names = [
+        "Acme Procurement",
+        "Cloud Inference Co",
+        "Remediated Inference Ltd",
+        "Draft Vendor Ltd",
+        "Workers AI",
+        "Head of Procurement",
+        "Prompts capped at 200,000 tokens.",
+        "Short prompts only.",
+        "reports",
+        *(user.email for user in personas.acme_members.values()),
+        "kv-team@cloud-inference.test",
+        "vendor@draft.test",
+    ]
+    return World(scored=scored, remediated=remediated, draft=draft, token=token, names=names)
+
+
+def member_pages(world: World, personas: Personas) -> list[str]:
+    """Every member page, as the owner reaches them (other roles get 403 on some)."""
+    scored, draft = world.scored, world.draft
+    slug = personas.acme.slug
+    pages = [
+        reverse("assessments:dashboard"),
+        reverse("assessments:vendor_list"),
+        reverse("assessments:vendor_create"),
+        reverse("assessments:vendor_edit", args=[scored.vendor_id]),
+        reverse("assessments:create"),
+        reverse("assessments:compare")
+        + f"?assessments={scored.pk}&assessments={world.remediated.pk}",
+        reverse("reports:verify"),
+        reverse("scoring:kvsize"),
+        reverse("accounts:organizations"),
+        reverse("accounts:tokens", args=[slug]),
+        reverse("accounts:members", args=[slug]),
+        reverse("accounts:branding", args=[slug]),
+        reverse("accounts:two_factor"),
+        reverse("assessments:link_revoke", args=[draft.vendor_links.get().pk]),  # a confirm step
+        reverse("portfolio:rescore"),
+        reverse("portfolio:policy"),
+        reverse("portfolio:outbox"),
+    ]
+    for assessment in (scored, draft):
+        pages += [
+            reverse(f"assessments:{name}", args=[assessment.pk])
+            for name in ("detail", "edit", "findings", "review")
+        ]
+        pages.append(reverse("reports:assessment_reports", args=[assessment.pk]))
+    return pages
+
+
+def portal_pages(world: World) -> list[str]:
+    """Every page of the draft's vendor portal: the landing page, each vendor section, the
+    review."""
+    token = world.token
+    spec = world.draft.questionnaire.spec
+    pages = [reverse("portal:landing", args=[token]), reverse("portal:review", args=[token])]
+    pages += [
+        reverse("portal:section", args=[token, s.code]) for s in spec.sections if s.vendor_facing
+    ]
+    return pages
+
+
+def visitor_pages() -> list[str]:
+    """The pages of someone not signed in: sign in, and asking for a password reset."""
+    return [
+        reverse("accounts:login"),
+        reverse("accounts:password_reset"),
+        reverse("accounts:password_reset_done"),
+    ]

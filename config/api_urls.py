@@ -65,6 +65,7 @@ v1 = [
     ),
     path("", include("reports.api_urls")),
     path("", include("probes.api_urls")),
+    path("", include("spreadsheets.api_urls")),
 ]
 
 urlpatterns = [

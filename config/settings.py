@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "assessments",
     "reports",
     "probes",
+    "spreadsheets",
 ]
 
 MIDDLEWARE = [

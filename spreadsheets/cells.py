@@ -49,7 +49,7 @@ def set_cell(cell: Cell, value: Any) -> Cell:
 
 def write_only_cell(sheet: Any, value: Any, *, number_format: str | None = None) -> Cell:
     """A cell for a write-only (streamed) sheet, as `set_cell` fills it."""
-    cell = set_cell(Cell(sheet), value)
+    cell = set_cell(Cell(sheet, row=1, column=1), value)  # as openpyxl.cell.WriteOnlyCell
     if number_format:
         cell.number_format = number_format
     return cell

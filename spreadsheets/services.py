@@ -233,8 +233,11 @@ def _checked_form(
         require_answers=True,
     )
     form.is_valid()
+    unreadable = {problem.code for problem in problems}
     for name, messages in form.errors.items():
         code = name.removeprefix("comment-")
+        if code in unreadable:
+            continue  # reported already; its blank stand-in is no second problem
         row = filled.rows.get(code)
         for message in messages:
             if row is None:

@@ -168,7 +168,7 @@ def _section_sheet(
     list_columns: dict[str, str],
 ) -> list[layout.QuestionPosition]:
     set_cell(sheet["A1"], f"{section.code} — {section.title.get(language)}").font = TITLE
-    set_cell(sheet["A2"], _plain(section.intro.get(language)))
+    set_cell(sheet["A2"], section.intro.get(language))
     headers = {
         layout.CODE_COLUMN: _("Code"),
         layout.QUESTION_COLUMN: _("Question"),
@@ -250,13 +250,10 @@ def _number_format(question: Question) -> str:
     return TEXT_FORMAT
 
 
-def _plain(text: str) -> str:
-    """Catalogue text marks code with backticks; a cell shows plain text."""
-    return text.replace("`", "")
-
-
 def _help(question: Question, language: str) -> str:
-    text = _plain(question.help.get(language))
+    # Catalogue text marks what is quoted from a log or a setting with backticks (`name=`);
+    # a cell keeps them, as the pages show such text in a code font.
+    text = question.help.get(language)
     if question.blank_means:
         text += "\n" + _("Leave blank if: %(meaning)s.") % {
             "meaning": question.blank_means.get(language)

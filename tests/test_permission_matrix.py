@@ -138,6 +138,15 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
     "api:probe-run-detail": R(kind="api"),
+    # spreadsheets: the questionnaire workbook (answering: owner, assessor) and the exports
+    "spreadsheets:workbook": R(roles=("owner", "assessor")),
+    "spreadsheets:workbook_download": R(roles=("owner", "assessor")),
+    "spreadsheets:findings_export": R(),
+    "spreadsheets:portfolio_export": R(acme_object=False),
+    "api:findings-export": R(kind="api"),
+    "api:portfolio-export": R(kind="api", acme_object=False),
+    "portal_workbook:page": R(kind="portal"),
+    "portal_workbook:download": R(kind="portal"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -314,6 +323,8 @@ def world(django_db_setup, django_db_blocker, world_media):
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
             "token": token,
+            "language": "en",
+            "file_format": "csv",
         }
         users = {
             "owner": personas.alice,

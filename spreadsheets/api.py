@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.http import HttpResponseBase
 from django.utils import translation
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -48,7 +49,7 @@ def _language(request: Request) -> str:
     if language is None:
         return translation.get_language() or settings.LANGUAGE_CODE
     if language not in dict(settings.LANGUAGES):
-        raise exceptions.ValidationError({"language": ["Use “en” or “zh-hant”."]})
+        raise exceptions.ValidationError({"language": [_("Use “en” or “zh-hant”.")]})
     return language
 
 

@@ -42,11 +42,11 @@ FORMULA, ERROR = "f", "e"
 
 
 def max_upload_bytes() -> int:
-    return getattr(settings, "WORKBOOK_MAX_BYTES", 5 * 1024 * 1024)
+    return settings.WORKBOOK_MAX_BYTES
 
 
 def max_unpacked_bytes() -> int:
-    return getattr(settings, "WORKBOOK_MAX_UNPACKED_BYTES", 50 * 1024 * 1024)
+    return settings.WORKBOOK_MAX_UNPACKED_BYTES
 
 
 MAX_PARTS = 500  # files inside the archive; a questionnaire workbook has about 20

@@ -26,9 +26,10 @@ from django.utils.translation import gettext as _
 from accounts.roles import Capability
 from assessments import lifecycle
 from assessments import services as assessment_services
-from assessments.answer_forms import comment_name
+from assessments.answer_forms import CatalogueAnswersForm, comment_name
 from assessments.answering import Answerer, answer_form
 from assessments.audit import audit_record
+from assessments.models import Assessment
 from core.errors import ServiceError
 from core.text import readable_name
 from questionnaires.spec import Question, Section
@@ -185,7 +186,7 @@ def workbook_import(*, answerer: Answerer, upload: UploadedFile, language: str) 
     return ImportResult(changed=sorted(changed), file_name=file_name)
 
 
-def _require_this_assessment(found: layout.WorkbookLayout, assessment: Any) -> None:
+def _require_this_assessment(found: layout.WorkbookLayout, assessment: Assessment) -> None:
     if found.assessment_id != assessment.pk:
         raise WorkbookRefused(
             _(
@@ -205,7 +206,7 @@ def _require_this_assessment(found: layout.WorkbookLayout, assessment: Any) -> N
 
 def _checked_form(
     answerer: Answerer, filled: FilledWorkbook, language: str
-) -> tuple[Any, list[CellError]]:
+) -> tuple[CatalogueAnswersForm, list[CellError]]:
     """The answer form bound to the workbook's cells, and every problem found: the form's own
     errors, cells holding no answer (formulas), and changes to questions the answerer may not
     change now."""
@@ -234,8 +235,9 @@ def _checked_form(
     )
     form.is_valid()
     unreadable = {problem.code for problem in problems}
+    by_field = {comment_name(code): code for code in filled.rows}
     for name, messages in form.errors.items():
-        code = name.removeprefix("comment-")
+        code = by_field.get(name, name)
         if code in unreadable:
             continue  # reported already; its blank stand-in is no second problem
         row = filled.rows.get(code)

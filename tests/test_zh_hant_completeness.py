@@ -22,9 +22,9 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.urls import reverse
 from django.utils.html import escape
 from openpyxl import load_workbook
-from django.urls import reverse
 
 from accounts.services import api_token_create
 from assessments import factories

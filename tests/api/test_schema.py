@@ -24,6 +24,8 @@ ENDPOINTS = {
     "/api/v1/assessments/{assessment_id}/probe/": {"get"},
     "/api/v1/assessments/{assessment_id}/probe-runs/": {"post"},
     "/api/v1/probe-runs/{probe_run_id}/": {"get"},
+    "/api/v1/assessments/{assessment_id}/findings.{file_format}": {"get"},
+    "/api/v1/portfolio.{file_format}": {"get"},
 }
 
 

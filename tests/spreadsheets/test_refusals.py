@@ -137,3 +137,42 @@ def test_nothing_changes_once_the_answers_are_submitted(catalog, personas, clien
     )
     assert response.status_code == 409
     assert saved_answers(scored)["CTX-01"] == 1048576
+
+
+def rezipped(content: bytes, replace: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(content)) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            target.writestr(item.filename, replace.get(item.filename, source.read(item.filename)))
+    return out.getvalue()
+
+
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+<!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
+<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">&lol4;</workbook>"""
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda content: b"", id="empty"),
+        pytest.param(lambda content: bytes(range(256)) * 40, id="random-bytes"),
+        pytest.param(lambda content: content[: len(content) // 2], id="cut-short"),
+        pytest.param(
+            lambda content: rezipped(content, {"xl/workbook.xml": LAUGHS}), id="xml-entities"
+        ),
+        pytest.param(
+            lambda content: rezipped(content, {"xl/worksheets/sheet3.xml": b"<worksheet"}),
+            id="broken-sheet",
+        ),
+    ],
+)
+def test_no_file_gives_a_500(waiting, client, make):
+    before = saved_answers(waiting.assessment)
+    content = make(download(client, waiting.token))
+    response = post(client, waiting.token, content)
+    assert response.status_code == 400
+    assert response.context["form"].errors["workbook"]
+    assert saved_answers(waiting.assessment) == before

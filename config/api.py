@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -214,6 +215,22 @@ class OrganizationAPIView(GenericAPIView):
             raise exceptions.PermissionDenied(
                 _("Your role in this organization does not allow this.")
             )
+
+
+# -- downloads -----------------------------------------------------------------------------
+
+
+class FirstRendererNegotiation(BaseContentNegotiation):
+    """A download (a PDF, a CSV file, a workbook) answers its file whatever the Accept header,
+    and its errors in JSON."""
+
+    def select_parser(self, request: Request, parsers: list) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(
+        self, request: Request, renderers: list, format_suffix: str | None = None
+    ) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type
 
 
 @extend_schema(exclude=True)

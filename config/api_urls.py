@@ -66,6 +66,7 @@ v1 = [
     path("", include("reports.api_urls")),
     path("", include("probes.api_urls")),
     path("", include("portfolio.api_urls")),
+    path("", include("spreadsheets.api_urls")),
 ]
 
 urlpatterns = [

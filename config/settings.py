@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "probes",
     "outbox",
     "portfolio",
+    "spreadsheets",
 ]
 
 MIDDLEWARE = [
@@ -212,6 +213,9 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every requ
 # through permission-checked views.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 50 * 1024 * 1024)
+# Questionnaire workbooks (spreadsheets): the upload, and the most its zip archive may unpack to.
+WORKBOOK_MAX_BYTES = env_int("WORKBOOK_MAX_BYTES", 5 * 1024 * 1024)
+WORKBOOK_MAX_UNPACKED_BYTES = env_int("WORKBOOK_MAX_UNPACKED_BYTES", 50 * 1024 * 1024)
 # Request bodies other than file uploads (JSON, form fields) are refused above this size, and
 # forms above this many fields; JSON is also refused nested deeper than API_JSON_MAX_DEPTH.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)

@@ -8,9 +8,11 @@ urlpatterns = [
     path("", include("reports.urls")),
     path("", include("scoring.urls")),
     path("", include("portfolio.urls")),
+    path("", include("spreadsheets.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),
+    path("v/", include("spreadsheets.portal_urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),
 ]

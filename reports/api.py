@@ -14,7 +14,6 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -22,7 +21,12 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from config.api import InputSerializer, OrganizationAPIView, error_responses
+from config.api import (
+    FirstRendererNegotiation,
+    InputSerializer,
+    OrganizationAPIView,
+    error_responses,
+)
 
 from . import selectors, services
 from .models import Report, ReportLanguage
@@ -131,18 +135,6 @@ class ReportDetail(OrganizationAPIView):
     def get(self, request: Request, org: OrgContext, report_id: int) -> Response:
         report = selectors.report_get(organization=org.organization, report_id=report_id)
         return Response(ReportSerializer(report, context={"request": request}).data)
-
-
-class FirstRendererNegotiation(BaseContentNegotiation):
-    """The download answers a PDF, whatever the Accept header, and its errors in JSON."""
-
-    def select_parser(self, request: Request, parsers: list) -> Any:
-        return parsers[0] if parsers else None
-
-    def select_renderer(
-        self, request: Request, renderers: list, format_suffix: str | None = None
-    ) -> tuple[Any, str]:
-        return renderers[0], renderers[0].media_type
 
 
 class ReportDownload(OrganizationAPIView):

@@ -113,15 +113,20 @@ def member_pages(world: World, personas: Personas) -> list[str]:
             for name in ("detail", "edit", "findings", "review")
         ]
         pages.append(reverse("reports:assessment_reports", args=[assessment.pk]))
+        pages.append(reverse("spreadsheets:workbook", args=[assessment.pk]))
     return pages
 
 
 def portal_pages(world: World) -> list[str]:
     """Every page of the draft's vendor portal: the landing page, each vendor section, the
-    review."""
+    review, the workbook."""
     token = world.token
     spec = world.draft.questionnaire.spec
-    pages = [reverse("portal:landing", args=[token]), reverse("portal:review", args=[token])]
+    pages = [
+        reverse("portal:landing", args=[token]),
+        reverse("portal:review", args=[token]),
+        reverse("portal_workbook:page", args=[token]),
+    ]
     pages += [
         reverse("portal:section", args=[token, s.code]) for s in spec.sections if s.vendor_facing
     ]

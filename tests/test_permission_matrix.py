@@ -155,6 +155,15 @@ MATRIX: dict[str, Rule] = {
     "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
     "api:rescore-batch-detail": R(kind="api"),
     "api:rescore-batch-changes": R(kind="api"),
+    # spreadsheets: the questionnaire workbook (answering: owner, assessor) and the exports
+    "spreadsheets:workbook": R(roles=("owner", "assessor")),
+    "spreadsheets:workbook_download": R(roles=("owner", "assessor")),
+    "spreadsheets:findings_export": R(),
+    "spreadsheets:portfolio_export": R(acme_object=False),
+    "api:findings-export": R(kind="api"),
+    "api:portfolio-export": R(kind="api", acme_object=False),
+    "portal_workbook:page": R(kind="portal"),
+    "portal_workbook:download": R(kind="portal"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -345,6 +354,8 @@ def world(django_db_setup, django_db_blocker, world_media):
             "report_id": report.pk,
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
+            "language": "en",
+            "file_format": "csv",
         }
         users = {
             "owner": personas.alice,

@@ -10,6 +10,8 @@ organizations). The English edition of the PDF, in turn, carries no Chinese outs
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import subprocess
 from collections.abc import Iterable
@@ -18,8 +20,11 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
+from openpyxl import load_workbook
 
 from reports.context import report_context
 from reports.rendering import report_html
@@ -181,6 +186,53 @@ def test_every_page_of_the_vendor_portal_reads_in_chinese(world, client):
     refused = client.post(reverse("portal:section", args=[token, "CTX"]), {"upload": "CTX-08"})
     assert refused.status_code == 400
     assert english_left(refused.content.decode(), world.names) == []
+    # A workbook refused cell by cell: each problem in Chinese, named by sheet, row and code.
+    workbook = client.get(reverse("portal_workbook:download", args=[token, "zh-hant"])).content
+    book = load_workbook(io.BytesIO(workbook))
+    book["CTX"]["E4"].value = "1M"
+    book["CTX"]["E5"].value = "=1+1"
+    filled = io.BytesIO()
+    book.save(filled)
+    refused = client.post(
+        reverse("portal_workbook:page", args=[token]),
+        {"workbook": SimpleUploadedFile("answers.xlsx", filled.getvalue())},
+    )
+    assert refused.status_code == 400 and refused.context["cells"]
+    assert english_left(refused.content.decode(), world.names) == []
+    not_a_workbook = client.post(
+        reverse("portal_workbook:page", args=[token]),
+        {"workbook": SimpleUploadedFile("answers.xlsx", b"not a workbook")},
+    )
+    assert not_a_workbook.status_code == 400
+    assert english_left(not_a_workbook.content.decode(), world.names) == []
+
+
+def test_the_workbook_and_the_exports_read_in_chinese(world, personas):
+    """Every text cell of a Chinese workbook and of the Chinese exports, as the reader reads it."""
+    client = Client()
+    client.force_login(personas.ava)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hant"
+    scored = world.scored
+    texts: list[str] = []
+    content = client.get(reverse("spreadsheets:workbook_download", args=[scored.pk, "zh-hant"]))
+    book = load_workbook(io.BytesIO(content.content))
+    for sheet in book.worksheets:
+        if sheet.sheet_state != "visible":
+            continue
+        for row in sheet.iter_rows(values_only=True):
+            texts += [value for value in row if isinstance(value, str)]
+    for url in (
+        reverse("spreadsheets:findings_export", args=[scored.pk, "csv"]),
+        reverse("spreadsheets:portfolio_export", args=["csv"]),
+    ):
+        body = b"".join(client.get(url).streaming_content).decode("utf-8")
+        texts += next(csv.reader(io.StringIO(body.lstrip("\ufeff"))))
+    # What people typed and the vendor's own words are quoted, not translated.
+    answers = [str(v) for v in scored.answers.values_list("value", flat=True)]
+    comments = list(scored.answers.values_list("comment", flat=True))
+    shown = "\n".join(t for t in texts if t not in answers and t not in comments)
+    shown = re.sub(r"`[^`]*`", " ", shown)  # quoted from logs and settings, as <code> on pages
+    assert english_left(escape(shown), world.names) == []
 
 
 @pytest.mark.parametrize("assessment", ["scored", "remediated"])

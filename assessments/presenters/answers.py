@@ -9,6 +9,7 @@ two must never look alike: in a procurement document a skipped follow-up is not 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,10 +31,8 @@ def answer_text(question: Question, value: Any, language: str) -> str:
     dates in the language's format. Blank gives ""."""
     if is_blank(value):
         return ""
-    if question.type == "yes_no":
-        return yes_no_labels(language).get(str(value), str(value))
-    if question.type in ("choice", "multi_choice"):
-        labels = {option.code: option.label.get(language) for option in question.options}
+    if question.type in ("yes_no", "choice", "multi_choice"):
+        labels = option_labels(question, language)
         chosen = value if isinstance(value, list) else [value]
         return list_text([labels.get(str(code), str(code)) for code in chosen], language)
     if question.type == "integer" and isinstance(value, int) and not isinstance(value, bool):
@@ -46,6 +45,43 @@ def answer_text(question: Question, value: Any, language: str) -> str:
             return str(value)
         return format_date(day, language)
     return str(value)
+
+
+def option_labels(question: Question, language: str) -> dict[str, str]:
+    """Option code → its label in `language`, for a yes/no or (multiple) choice question."""
+    if question.type == "yes_no":
+        return yes_no_labels(language)
+    return {option.code: option.label.get(language) for option in question.options}
+
+
+# The form every `show_if` of the catalogue takes: one question compared with one option.
+_SIMPLE_CONDITION = re.compile(r'^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|!=)\s*"([^"\\]*)"\s*$')
+
+
+def condition_text(spec: QuestionnaireSpec, code: str, language: str) -> str:
+    """When a conditional question is asked, in words: "Answer only if INC-01 = Yes." ("" for
+    a question that is always asked). A condition of another form names the questions it
+    reads."""
+    question = spec.questions[code]
+    if not question.show_if:
+        return ""
+    by_identifier = {q.identifier: q for q in spec.iter_questions()}
+    match = _SIMPLE_CONDITION.match(question.show_if)
+    with translation.override(language):
+        if match and (source := by_identifier.get(match[1])):
+            value = answer_text(source, match[3], language) or match[3]
+            sign = "=" if match[2] == "==" else "≠"
+            return _("Answer only if %(condition)s.") % {
+                "condition": f"{source.code} {sign} {value}"
+            }
+        codes = [
+            by_identifier[name].code
+            for name in visibility_for(spec).reads(code)
+            if name in by_identifier
+        ]
+        return _("Answer only if your answers to %(codes)s call for it.") % {
+            "codes": list_text(codes, language)
+        }
 
 
 def not_applicable_reason(

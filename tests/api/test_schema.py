@@ -27,6 +27,8 @@ ENDPOINTS = {
     "/api/v1/rescore-batches/": {"get", "post"},
     "/api/v1/rescore-batches/{batch_id}/": {"get"},
     "/api/v1/rescore-batches/{batch_id}/changes.csv": {"get"},
+    "/api/v1/assessments/{assessment_id}/findings.{file_format}": {"get"},
+    "/api/v1/portfolio.{file_format}": {"get"},
 }
 
 

@@ -1,0 +1,262 @@
+"""Reading an uploaded questionnaire workbook, whatever file it turns out to be.
+
+The file is checked before it is parsed: its size, that it is a zip archive (an .xlsx is one),
+and how large it unpacks to, so that a zip bomb is refused unopened. openpyxl then reads it in
+read-only mode through defusedxml (no XML entity expansion), and never evaluates a formula: a
+cell holding one is reported, not calculated. Only the cells at the positions the signature
+vouches for are read.
+
+What a cell holds is then turned into what the answer form would receive from a browser
+(`form_value`): option labels in either language become option codes, numbers typed as numbers
+become their digits, dates become YYYY-MM-DD. Everything else — "1M", "1,048,576", a misspelt
+label — is passed on as typed, for the one validation of the forms to accept or refuse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import zipfile
+from dataclasses import dataclass
+from typing import IO, Any
+
+from django.conf import settings
+from django.core import signing
+from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext_lazy as _
+from openpyxl import load_workbook
+
+from assessments.presenters.answers import option_labels
+from core.errors import ServiceError
+from questionnaires.spec import LANGUAGES, Question
+
+from . import layout
+from .workbook import MULTI_CHOICE_SEPARATOR
+
+logger = logging.getLogger(__name__)
+
+# Separators of several choices: the workbook's ";", its full-width form typed with a Chinese
+# input method, and the enumeration comma of Chinese lists.
+CHOICE_SEPARATORS = (MULTI_CHOICE_SEPARATOR, "；", "、")
+FORMULA, ERROR = "f", "e"
+
+
+def max_upload_bytes() -> int:
+    return settings.WORKBOOK_MAX_BYTES
+
+
+def max_unpacked_bytes() -> int:
+    return settings.WORKBOOK_MAX_UNPACKED_BYTES
+
+
+MAX_PARTS = 500  # files inside the archive; a questionnaire workbook has about 20
+
+
+class WorkbookRefused(ServiceError):
+    """The file as a whole cannot be read or trusted (nothing in it was looked at)."""
+
+    def __init__(self, message: Any) -> None:
+        super().__init__({"workbook": [message]})
+
+
+@dataclass(frozen=True)
+class FilledCell:
+    value: Any
+    data_type: str = "n"  # openpyxl's: n(umber), s(tring), d(ate), b(ool), f(ormula), e(rror)
+
+
+@dataclass(frozen=True)
+class FilledRow:
+    position: layout.QuestionPosition
+    answer: FilledCell
+    comment: FilledCell
+
+
+@dataclass(frozen=True)
+class FilledWorkbook:
+    layout: layout.WorkbookLayout
+    rows: dict[str, FilledRow]  # by question code, in the workbook's order
+
+
+def read_workbook(upload: IO[bytes], *, size: int) -> FilledWorkbook:
+    """Open an upload as a questionnaire workbook; `WorkbookRefused` says why it cannot be."""
+    if size > max_upload_bytes():
+        raise WorkbookRefused(
+            _("The file is %(size)s; a workbook of at most %(limit)s is accepted.")
+            % {"size": filesizeformat(size), "limit": filesizeformat(max_upload_bytes())}
+        )
+    _check_archive(upload)
+    upload.seek(0)
+    try:
+        book = load_workbook(upload, read_only=True, data_only=False, keep_links=False)
+    except Exception as exc:  # a hostile or broken file can fail anywhere in the parser
+        logger.info("unreadable workbook: %r", exc)
+        raise WorkbookRefused(_unreadable()) from None
+    try:
+        return _read(book)
+    except WorkbookRefused:
+        raise
+    except Exception as exc:
+        logger.info("unreadable workbook: %r", exc)
+        raise WorkbookRefused(_unreadable()) from None
+    finally:
+        book.close()
+
+
+def _unreadable() -> Any:
+    return _(
+        "The workbook could not be read. Save it as an Excel workbook (.xlsx) and upload it again."
+    )
+
+
+def _check_archive(upload: IO[bytes]) -> None:
+    """An .xlsx is a zip archive: refuse anything else, and any archive that would unpack to
+    more than the limit (the sizes it declares are the most Python's zipfile unpacks)."""
+    try:
+        upload.seek(0)
+        with zipfile.ZipFile(upload) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
+        raise WorkbookRefused(
+            _("This file is not an Excel workbook (.xlsx). Upload the workbook downloaded here.")
+        ) from None
+    if len(parts) > MAX_PARTS or sum(part.file_size for part in parts) > max_unpacked_bytes():
+        raise WorkbookRefused(
+            _("This file unpacks to more than %(limit)s: it is not a questionnaire workbook.")
+            % {"limit": filesizeformat(max_unpacked_bytes())}
+        )
+
+
+def _read(book: Any) -> FilledWorkbook:
+    if layout.SIGNATURE_SHEET not in book.sheetnames:
+        raise WorkbookRefused(
+            _(
+                "This workbook has no AVIA signature sheet: it was not downloaded from AVIA. "
+                "Download the workbook here, copy the answers into it and upload it."
+            )
+        )
+    signed = book[layout.SIGNATURE_SHEET][layout.SIGNATURE_CELL].value
+    try:
+        found = layout.WorkbookLayout.from_signed(signed if isinstance(signed, str) else "")
+    except signing.BadSignature:
+        raise WorkbookRefused(
+            _(
+                "The workbook's signature sheet was changed, so the workbook cannot be trusted. "
+                "Download a fresh workbook, copy the answers into it and upload it."
+            )
+        ) from None
+    rows: dict[str, FilledRow] = {}
+    for sheet_name in found.sheets():
+        wanted = {p.row: p for p in found.positions if p.sheet == sheet_name}
+        if sheet_name not in book.sheetnames:
+            raise _moved(next(iter(wanted.values())))
+        sheet = book[sheet_name]
+        for number, cells in enumerate(
+            sheet.iter_rows(min_row=1, max_row=max(wanted), max_col=layout.COMMENT_COLUMN),
+            start=1,
+        ):
+            position = wanted.get(number)
+            if position is None:
+                continue
+            by_column = {index: cell for index, cell in enumerate(cells, start=1)}
+            if _value(by_column, layout.CODE_COLUMN).value != position.code:
+                raise _moved(position)
+            rows[position.code] = FilledRow(
+                position=position,
+                answer=_value(by_column, layout.ANSWER_COLUMN),
+                comment=_value(by_column, layout.COMMENT_COLUMN),
+            )
+    missing = [p for p in found.positions if p.code not in rows]
+    if missing:
+        raise _moved(missing[0])
+    ordered = {p.code: rows[p.code] for p in found.positions}
+    return FilledWorkbook(layout=found, rows=ordered)
+
+
+def _value(cells: dict[int, Any], column: int) -> FilledCell:
+    cell = cells.get(column)
+    if cell is None:
+        return FilledCell(None)
+    return FilledCell(cell.value, getattr(cell, "data_type", "n") or "n")
+
+
+def _moved(position: layout.QuestionPosition) -> WorkbookRefused:
+    return WorkbookRefused(
+        _(
+            "Rows or sheets were moved, added or removed: row %(row)s of sheet %(sheet)s should "
+            "hold question %(code)s. Download a fresh workbook, copy the answers into it and "
+            "upload it."
+        )
+        % {"row": position.row, "sheet": position.sheet, "code": position.code}
+    )
+
+
+# -- a cell as the form would receive it ----------------------------------------------------
+
+
+class CellProblem(ValueError):
+    """A cell that holds no answer at all (a formula, an error value): its message."""
+
+
+def form_value(question: Question, cell: FilledCell) -> Any:
+    """What the answer form would receive from a browser for this cell (a string, or a list of
+    option codes for several choices)."""
+    if cell.data_type == FORMULA:
+        raise CellProblem(
+            _("This cell holds a formula; AVIA never calculates formulas. Type the answer itself.")
+        )
+    if cell.data_type == ERROR:
+        raise CellProblem(
+            _("This cell shows an error (%(value)s); type the answer itself.")
+            % {"value": str(cell.value)[:20]}
+        )
+    value = cell.value
+    if value is None:
+        return [] if question.type == "multi_choice" else ""
+    if question.type in ("yes_no", "choice"):
+        return _option_code(question, _text(value))
+    if question.type == "multi_choice":
+        text = _text(value)
+        for separator in CHOICE_SEPARATORS[1:]:
+            text = text.replace(separator, MULTI_CHOICE_SEPARATOR)
+        items = [item.strip() for item in text.split(MULTI_CHOICE_SEPARATOR)]
+        return [_option_code(question, item) for item in items if item]
+    return _text(value)
+
+
+def comment_value(cell: FilledCell) -> str:
+    if cell.data_type == FORMULA:
+        raise CellProblem(
+            _("This cell holds a formula; AVIA never calculates formulas. Type the comment itself.")
+        )
+    return "" if cell.value is None else _text(cell.value)
+
+
+def _text(value: Any) -> str:
+    """A cell's value as the text a person typed: a number typed as a number gives its digits
+    (Excel keeps every number as a float: 1048576.0 is 1048576), a date gives YYYY-MM-DD."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0, 0):
+            return value.date().isoformat()
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _option_code(question: Question, typed: str) -> str:
+    """An option's code from its code or its label in either language (case and surrounding
+    spaces aside); anything else as typed, for validation to refuse."""
+    wanted = typed.strip().casefold()
+    for code in question.option_codes:
+        if code.casefold() == wanted:
+            return code
+    for language in LANGUAGES:
+        for code, label in option_labels(question, language).items():
+            if label.strip().casefold() == wanted:
+                return code
+    return typed

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("assessments.urls")),
     path("", include("reports.urls")),
     path("", include("scoring.urls")),
+    path("", include("probes.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),

@@ -30,9 +30,11 @@ from assessments.services import (
     risk_decision_record,
     vendor_link_issue,
 )
+from probes.services import probe_setup_save
 from reports.context import report_context
 from reports.rendering import report_html
 from tests.personas import member_of
+from tests.probes.conftest import probed, setup_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -145,8 +147,9 @@ def english_left(html: str, names: Iterable[str]) -> list[str]:
 
 
 @pytest.fixture
-def world(catalog, personas, settings):
+def world(catalog, personas, settings, launch_day_vendor):
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.PROBE_RATE_PER_KEY = 100  # the probe below takes a second or two
     ava = member_of(personas.ava)
     scored = factories.incident_assessment(member=ava, through_link=True)
     risk_decision_record(
@@ -181,12 +184,44 @@ def world(catalog, personas, settings):
         assessment=draft, contact_email="vendor@draft.test", member=ava, channel=Channel.WEB
     )
     drafts_save(assessment=draft, values={"CTX-01": "1M"}, vendor_link=link)
+    # Questionnaire v2: an assessment probed against the launch-day reference vendor (its
+    # result attached as PRB-02 and scored), and a draft whose vendor set a probe up.
+    probed_v2 = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Probed Inference Ltd"),
+        answers_from=factories.LAUNCH_V2,
+        evidence=factories.logs(factories.LAUNCH_LOG),
+        submit=False,
+    )
+    probed(probed_v2, personas.ava, launch_day_vendor.base_url)
+    probed_v2 = factories.submit_and_score(probed_v2, actor=personas.ava, channel=Channel.WEB)
+    draft_v2 = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Consenting Vendor Ltd"),
+        answers_from=factories.LAUNCH_V2,
+        evidence=factories.logs(factories.LAUNCH_LOG),
+        submit=False,
+    )
+    link_v2, token_v2 = vendor_link_issue(
+        assessment=draft_v2, contact_email="vendor@draft.test", member=ava, channel=Channel.WEB
+    )
+    probe_setup_save(
+        assessment=draft_v2,
+        vendor_link=link_v2,
+        **setup_fields(
+            {"key_a": "sk-zh-a-0123456789", "key_b": "sk-zh-b-0123456789"},
+            channel=Channel.VENDOR_LINK,
+        ),
+    )
     api_token_create(user=personas.alice, organization=personas.acme, name="reports")
     names = [
         "Acme Procurement",
         "Cloud Inference Co",
         "Remediated Inference Ltd",
         "Draft Vendor Ltd",
+        "Probed Inference Ltd",
+        "Consenting Vendor Ltd",
+        "Wei Chan, CISO of Inferno AI",
         "Workers AI",
         "Head of Procurement",
         "Prompts capped at 200,000 tokens.",
@@ -201,6 +236,9 @@ def world(catalog, personas, settings):
         "remediated": remediated,
         "draft": draft,
         "token": token,
+        "probed": probed_v2,
+        "draft_v2": draft_v2,
+        "token_v2": token_v2,
         "names": names,
     }
 
@@ -222,12 +260,13 @@ def member_pages(world, personas) -> list[str]:
         reverse("accounts:members", args=[slug]),
         reverse("accounts:branding", args=[slug]),
     ]
-    for assessment in (scored, draft):
+    for assessment in (scored, draft, world["probed"], world["draft_v2"]):
         pages += [
             reverse(f"assessments:{name}", args=[assessment.pk])
             for name in ("detail", "edit", "findings", "review")
         ]
         pages.append(reverse("reports:assessment_reports", args=[assessment.pk]))
+        pages.append(reverse("probes:assessment_probe", args=[assessment.pk]))
     return pages
 
 
@@ -278,7 +317,26 @@ def test_every_page_of_the_vendor_portal_reads_in_chinese(world, client):
     assert english_left(refused.content.decode(), world["names"]) == []
 
 
-@pytest.mark.parametrize("assessment", ["scored", "remediated"])
+def test_the_portal_of_questionnaire_v2_and_its_probe_page_read_in_chinese(world, client):
+    token = world["token_v2"]
+    session = client.session
+    link = world["draft_v2"].vendor_links.get()
+    session[f"portal:language:{link.pk}"] = "zh-hant"
+    session.save()
+    spec = world["draft_v2"].questionnaire.spec
+    pages = [reverse("portal:section", args=[token, s.code]) for s in spec.sections]
+    pages = [url for url in pages if "/USE/" not in url]
+    pages.append(reverse("probes:portal_setup", args=[token]))
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert english_left(response.content.decode(), world["names"]) == [], url
+    refused = client.post(reverse("probes:portal_setup", args=[token]), {"authorise": ""})
+    assert refused.status_code == 400
+    assert english_left(refused.content.decode(), world["names"]) == []
+
+
+@pytest.mark.parametrize("assessment", ["scored", "remediated", "probed"])
 def test_both_editions_of_the_pdf_read_in_their_language(world, assessment):
     run = world[assessment].latest_run
     chinese = report_html(report_context(run=run, language="zh-hant", number="AVIA-X"))

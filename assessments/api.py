@@ -11,7 +11,7 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import prefetch_related_objects
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -54,6 +54,10 @@ class VendorList(OrganizationAPIView):
     """The vendors of the caller's organization."""
 
     required_capability = {"GET": Capability.VIEW, "POST": Capability.EDIT_ASSESSMENT}
+    cursor_ordering = ("name",)  # unique within the organization
+
+    def count_version(self, request: Request) -> object:
+        return selectors.vendors_changed_at(organization=self.kwargs["org"].organization)
 
     @extend_schema(
         tags=["vendors"],
@@ -148,6 +152,10 @@ class AssessmentList(OrganizationAPIView):
     filterset_class = AssessmentFilter
     # Never evaluated: names the model so the OpenAPI schema can type the filters.
     queryset = Assessment.objects.none()
+    cursor_ordering = ("-created_at", "-id")
+
+    def count_version(self, request: Request) -> object:
+        return selectors.assessments_changed_at(organization=self.kwargs["org"].organization)
 
     @extend_schema(
         tags=["assessments"],
@@ -355,6 +363,7 @@ class AssessmentAudit(OrganizationAPIView):
 
     # Owners and reviewers read the audit trail; the review capability is exactly theirs.
     required_capability = {"GET": Capability.REVIEW}
+    cursor_ordering = ("-created_at", "-id")
 
     @extend_schema(
         tags=["assessments"],
@@ -385,8 +394,13 @@ def _detail_response(
     org: OrgContext, assessment_id: int, *, status_code: int = status.HTTP_200_OK
 ) -> Response:
     assessment = _assessment(org, assessment_id)
+    # The runs' list shows each one's ruleset key and figures: not the rulesets' contents nor
+    # the runs' snapshots (large JSON documents, decoded for nothing).
+    runs = ScoringRun.objects.select_related("ruleset").defer(
+        "ruleset__content", "answers_snapshot", "evidence_snapshot", "sections"
+    )
     prefetch_related_objects(
-        [assessment], "answers", "evidence", "runs__ruleset", "latest_run__findings"
+        [assessment], "answers", "evidence", Prefetch("runs", queryset=runs), "latest_run__findings"
     )
     context = {"rule_titles": _rule_titles(assessment.latest_run)}
     return Response(

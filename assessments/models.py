@@ -33,6 +33,8 @@ class Vendor(models.Model):
             )
         ]
         ordering = ["name"]
+        # (organization, name) is the unique constraint's index: the list and its cursor.
+        indexes = [models.Index(fields=["organization", "created_at"], name="vendor_org_created")]
 
     def __str__(self) -> str:
         return self.name
@@ -47,6 +49,11 @@ class AssessmentStatus(models.TextChoices):
     CHANGES_REQUESTED = "changes_requested", _("Changes requested")
     APPROVED = "approved", _("Approved")
     REJECTED = "rejected", _("Rejected")
+
+
+# Waiting for answers (an overdue one is late); signed off (nothing more to do).
+OPEN_STATUSES = (AssessmentStatus.DRAFT, AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
+CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 
 
 class RiskTier(models.TextChoices):
@@ -83,20 +90,28 @@ class Assessment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "status"])]
+        indexes = [
+            models.Index(fields=["organization", "status"]),
+            # The API's list and its cursor (newest first), the count's version.
+            models.Index(
+                fields=["organization", "-created_at", "-id"], name="assessment_org_newest"
+            ),
+            models.Index(fields=["organization", "updated_at"], name="assessment_org_changed"),
+            # The dashboard's order within each stage of urgency (selectors.UrgencyOrdered).
+            models.Index(
+                fields=["organization", "due_date", "-created_at", "-id"],
+                include=["status"],  # PostgreSQL: the stages' filter read from the index alone
+                name="assessment_org_due",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.vendor} — {self.questionnaire.key}"
 
     @property
     def is_overdue(self) -> bool:
-        open_statuses = {
-            AssessmentStatus.DRAFT,
-            AssessmentStatus.SENT,
-            AssessmentStatus.CHANGES_REQUESTED,
-        }
         return bool(
-            self.due_date and self.status in open_statuses and self.due_date < timezone.localdate()
+            self.due_date and self.status in OPEN_STATUSES and self.due_date < timezone.localdate()
         )
 
 
@@ -374,8 +389,12 @@ class AuditEventQuerySet(models.QuerySet):
         raise AppendOnlyError("audit events are append-only: bulk_update() is refused")
 
     def bulk_create(self, objs: object, *args: object, **kwargs: object) -> list:
-        # Only audit_record appends: it chains each event to the one before.
-        raise AppendOnlyError("audit events are written one by one by audit_record")
+        # Only audit_record(_many) appends: it chains each event to the one before.
+        raise AppendOnlyError("audit events are written by audit_record, chained")
+
+    def append_chained(self, events: list[AuditEvent]) -> list[AuditEvent]:
+        """For `assessments.audit.audit_record_many` alone: events it has chained, in order."""
+        return super().bulk_create(events)
 
 
 class AuditEvent(models.Model):

@@ -6,12 +6,18 @@ An object of another organization is simply not found (`Http404` via `get_object
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import datetime as dt
+from typing import Any
+
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
+from config.pagination import cached_count, cached_value
 
 from .models import (
+    CLOSED_STATUSES,
+    OPEN_STATUSES,
     Assessment,
     AuditEvent,
     EvidenceFile,
@@ -26,14 +32,112 @@ def vendors_for(*, organization: Organization) -> QuerySet[Vendor]:
     return Vendor.objects.filter(organization=organization)
 
 
+def vendors_changed_at(*, organization: Organization) -> dt.datetime | None:
+    """When the organization last added a vendor (vendors are never deleted): what a cached
+    count of its vendors is keyed on. One index lookup."""
+    return vendors_for(organization=organization).aggregate(newest=Max("created_at"))["newest"]
+
+
+def vendor_assessment_counts(
+    *, organization: Organization, vendors: list[Vendor]
+) -> dict[int, dict[str, int]]:
+    """For a page of vendors: how many assessments each has, and how many are open (one
+    grouped read of their assessments, not of the portfolio's)."""
+    rows = (
+        Assessment.objects.filter(organization=organization, vendor__in=vendors)
+        .order_by()
+        .values("vendor")
+        .annotate(total=Count("pk"), open=Count("pk", filter=Q(status__in=OPEN_STATUSES)))
+    )
+    counts = {row["vendor"]: {"total": row["total"], "open": row["open"]} for row in rows}
+    return {vendor.pk: counts.get(vendor.pk, {"total": 0, "open": 0}) for vendor in vendors}
+
+
 def vendor_get(*, organization: Organization, vendor_id: object) -> Vendor:
     return get_object_or_404(vendors_for(organization=organization), pk=vendor_id)
 
 
 def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
-    return Assessment.objects.filter(organization=organization).select_related(
-        "vendor", "questionnaire", "latest_run__ruleset"
+    # Large JSON documents stay in the database: the catalogue's contents (`spec` is parsed
+    # once per process and version), so a page of 50 rows no longer decodes them 100 times.
+    return (
+        Assessment.objects.filter(organization=organization)
+        .select_related("vendor", "questionnaire", "latest_run__ruleset")
+        .defer(
+            "questionnaire__content",
+            "latest_run__ruleset__content",
+            # What the latest run scored: read by the pages of one run, never by a list.
+            "latest_run__answers_snapshot",
+            "latest_run__evidence_snapshot",
+        )
     )
+
+
+def assessments_changed_at(*, organization: Organization) -> dt.datetime | None:
+    """When any assessment of the organization last changed (created, status, tier, due date
+    all touch `updated_at`): what cached counts of its assessments are keyed on. One index
+    lookup."""
+    newest = Assessment.objects.filter(organization=organization).aggregate(Max("updated_at"))
+    return newest["updated_at__max"]
+
+
+class UrgencyOrdered:
+    """Assessments in the dashboard's order — overdue first, then those in progress, then
+    those signed off; within each, by due date (none last), newest first — that a paginator
+    can count and slice without sorting the portfolio.
+
+    Each stage of urgency is its own query, read in index order (organization, due date,
+    newest; the status is in the index too): a page is the ids of the next rows of one stage
+    or two, read from the index alone, then those rows, so page 1,000 costs about what page 1
+    does. Each stage's size is a cached count (`version`: when the organization's
+    assessments last changed), the date included, since "overdue" moves at midnight."""
+
+    def __init__(self, assessments: QuerySet[Assessment], *, today: dt.date, version: object):
+        self.assessments = assessments
+        overdue = Q(status__in=OPEN_STATUSES, due_date__lt=today)
+        order = (F("due_date").asc(nulls_last=True), "-created_at", "-pk")
+        self.stages = [
+            assessments.filter(overdue).order_by(*order),
+            assessments.exclude(overdue).exclude(status__in=CLOSED_STATUSES).order_by(*order),
+            assessments.filter(status__in=CLOSED_STATUSES).order_by(*order),
+        ]
+        self.sizes = [cached_count(stage, version=(version, today)) for stage in self.stages]
+
+    def count(self) -> int:
+        return sum(self.sizes)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[Assessment]:
+        start, stop, _step = window.indices(self.count())
+        ids: list[int] = []
+        for stage, size in zip(self.stages, self.sizes, strict=True):
+            if start < size and stop > 0:
+                # Ids first, from the index alone (however deep the page), then their rows.
+                ids += stage.values_list("pk", flat=True)[max(start, 0) : min(stop, size)]
+            start, stop = start - size, stop - size
+        if not ids:
+            return []
+        found = {row.pk: row for row in self.assessments.filter(pk__in=ids)}
+        return [found[pk] for pk in ids]
+
+
+def portfolio_counts(*, organization: Organization, today: dt.date) -> dict[str, Any]:
+    """How many assessments the organization has by status and by tier, and how many are
+    overdue: three grouped reads of every row, so cached until its assessments change."""
+
+    def compute() -> dict[str, Any]:
+        everything = Assessment.objects.filter(organization=organization).order_by()
+        by_status = dict(everything.values_list("status").annotate(n=Count("pk")))
+        by_tier = dict(
+            everything.exclude(risk_tier="").values_list("risk_tier").annotate(n=Count("pk"))
+        )
+        overdue = everything.filter(status__in=OPEN_STATUSES, due_date__lt=today).count()
+        return {"by_status": by_status, "by_tier": by_tier, "overdue": overdue}
+
+    version = (assessments_changed_at(organization=organization), today)
+    return cached_value(f"portfolio counts {organization.pk}", version=version, compute=compute)
 
 
 def assessment_get(*, organization: Organization, assessment_id: object) -> Assessment:

@@ -15,3 +15,12 @@ app.autodiscover_tasks()
 # The sweeper's beat task lives in config/, which is not an installed app.
 app.conf.include = ["config.sweeper"]
 app.steps["worker"].add(WorkerHeartbeat)
+
+
+def route_all_tasks_to(routes: dict | None) -> None:
+    """Set this process's task routes now (tests and benchmarks send to queues of their own).
+    Celery builds its router once, on the first send, so changing `task_routes` alone would
+    not change where the next task goes."""
+    app.conf.task_routes = routes
+    app.amqp.flush_routes()
+    app.amqp.__dict__.pop("router", None)  # the cached router, rebuilt on next use

@@ -39,6 +39,12 @@ class PublishedCatalogVersion(models.Model):
         return f"{self.slug}@{self.version}"
 
 
+# Parsed specs of this process, by (id, content hash): a published version never changes, so
+# each is parsed once per process rather than once per row that reaches it (every scoring run
+# and page used to parse the whole questionnaire again).
+_PARSED: dict[tuple[int, str], QuestionnaireSpec] = {}
+
+
 class QuestionnaireVersion(PublishedCatalogVersion):
     class Meta(PublishedCatalogVersion.Meta):
         constraints = [
@@ -47,7 +53,13 @@ class QuestionnaireVersion(PublishedCatalogVersion):
 
     @cached_property
     def spec(self) -> QuestionnaireSpec:
-        return parse_questionnaire(self.content, source=self.key)
+        if self.pk is None or not self.content_hash:
+            return parse_questionnaire(self.content, source=self.key)
+        key = (self.pk, self.content_hash)
+        if key not in _PARSED:
+            # `content` may be deferred by the caller: read only when this process has no copy.
+            _PARSED[key] = parse_questionnaire(self.content, source=self.key)
+        return _PARSED[key]
 
 
 class Section(models.Model):

@@ -13,15 +13,9 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 
 from .. import selectors
-from ..models import Assessment, AssessmentStatus
+from ..models import CLOSED_STATUSES, OPEN_STATUSES, Assessment, AssessmentStatus  # noqa: F401
 
 PAGE_SIZE = 25
-OPEN_STATUSES = (
-    AssessmentStatus.DRAFT,
-    AssessmentStatus.SENT,
-    AssessmentStatus.CHANGES_REQUESTED,
-)
-CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 # How often (seconds) an open page asks whether the vendor or the worker has moved on.
 POLL_WHILE_ANSWERING = 10
 POLL_WHILE_SCORING = 2

@@ -21,15 +21,23 @@ from ..presenters.charts import SERIES_LETTERS, coverage_chart
 from ..presenters.formats import format_date
 from .common import capabilities, list_rows, page_language
 
+# Candidates listed in the picker at most (the rest are found by searching).
+MAX_LISTED = 50
+
 
 @member_page
 def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
     scored = list_rows(
-        selectors.assessments_for(organization=org.organization)
-        .filter(latest_run__isnull=False)
-        .order_by("vendor__name", "-created_at")
+        selectors.assessments_for(organization=org.organization).filter(latest_run__isnull=False)
     )
-    candidates = list(scored)
+    # Never the whole portfolio: the chosen ones (still in this organization), then the newest
+    # scored ones, or those whose vendor's name matches the search.
+    chosen_ids = [int(v) for v in request.GET.getlist("assessments") if v.isdigit() and len(v) < 19]
+    query = request.GET.get("q", "").strip()[:200]
+    chosen_rows = list(scored.filter(pk__in=chosen_ids[:MAX_LISTED]).order_by("vendor__name"))
+    found = scored.filter(vendor__name__icontains=query) if query else scored
+    found = found.exclude(pk__in=[a.pk for a in chosen_rows]).order_by("-created_at", "-pk")
+    candidates = chosen_rows + list(found[:MAX_LISTED])
     language = page_language()
     choices = [
         (
@@ -47,6 +55,8 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
         "can": capabilities(org),
         "form": form,
         "candidates": candidates,
+        "query": query,
+        "listed_all": len(candidates) < MAX_LISTED + len(chosen_rows),
         "error_summary": error_summary(form) if form.is_bound else [],
     }
     if form.is_bound and form.is_valid():

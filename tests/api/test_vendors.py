@@ -26,20 +26,37 @@ def test_the_list_shows_only_the_organizations_vendors(personas, vendor, client_
     }  # fmt: skip
 
 
-def test_the_list_is_paginated(personas, client_as):
-    for number in range(51):
+def add_vendors(personas, number, prefix="Vendor"):
+    for count in range(number):
         vendor_create(
             organization=personas.acme, actor=personas.alice, channel=Channel.WEB,
-            name=f"Vendor {number:02}",
+            name=f"{prefix} {count:02}",
         )  # fmt: skip
+
+
+def test_the_list_is_paginated(personas, client_as):
+    add_vendors(personas, 51)
     client = client_as(personas.vic)
 
     first = client.get(LIST).json()
-    second = client.get(LIST, {"page": 2}).json()
+    second = client.get(first["next"]).json()
 
     assert (first["count"], len(first["results"]), first["previous"]) == (51, 50, None)
-    assert first["next"].endswith("?page=2")
+    assert "cursor=" in first["next"]
+    assert (second["count"], second["next"]) == (51, None)
     assert [v["name"] for v in second["results"]] == ["Vendor 50"]
+    assert client.get(second["previous"]).json()["results"] == first["results"]
+
+
+def test_page_numbers_still_work(personas, client_as):
+    add_vendors(personas, 51)
+    client = client_as(personas.vic)
+
+    first = client.get(LIST, {"page": 1}).json()
+    second = client.get(LIST, {"page": 2}).json()
+
+    assert first["next"].endswith("?page=2")
+    assert (second["count"], [v["name"] for v in second["results"]]) == (51, ["Vendor 50"])
     assert client.get(LIST, {"page": 3}).status_code == 404
 
 

@@ -4,6 +4,7 @@ then the result; the keys are destroyed and never written in clear anywhere."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import subprocess
 from pathlib import Path
@@ -70,14 +71,31 @@ def test_the_worker_probes_the_launch_day_vendor_and_destroys_the_keys(
     overview = api.get(f"/api/v1/assessments/{assessment_id}/probe/").json()
     assert overview["setup"]["keys_present"] is False
 
-    # Nowhere in clear: not in the worker's log, not in the database file (nor its WAL).
-    database = Path(connection.settings_dict["NAME"])
-    files = [str(path) for path in [database, *database.parent.glob(database.name + "-*")]]
+    # Nowhere in clear: not in the worker's log, not in the database (SQLite's file and its WAL,
+    # or a dump of PostgreSQL's database).
+    files = database_files(tmp_path)
     for key in keys.values():
         assert key not in worker.log_text()
         assert not grep_files(key, files)
     # The control: the set-up's own text is found there, so the search does read the rows.
     assert grep_files("reference-model", files)
+
+
+def database_files(folder: Path) -> list[str]:
+    """The files that hold the test database's rows."""
+    settings = connection.settings_dict
+    if connection.vendor != "postgresql":
+        database = Path(settings["NAME"])
+        return [str(path) for path in [database, *database.parent.glob(database.name + "-*")]]
+    dump = folder / "database.sql"
+    environment = {**os.environ, "PGPASSWORD": str(settings["PASSWORD"] or "")}
+    subprocess.run(
+        ["pg_dump", "--data-only", "-h", settings["HOST"] or "localhost",
+         "-p", str(settings["PORT"] or 5432), "-U", settings["USER"], "-f", str(dump),
+         settings["NAME"]],
+        check=True, env=environment,
+    )  # fmt: skip
+    return [str(dump)]
 
 
 def grep_files(text: str, files: list[str]) -> bool:

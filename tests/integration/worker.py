@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from config.celery import app as celery_app
+from config.celery import route_all_tasks_to  # noqa: F401 (the tests' import)
 
 IDLE_TIMEOUT = 30
 
@@ -36,14 +37,6 @@ def start_celery(arguments: list[str], *, environment: dict[str, str], log_path:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-
-
-def route_all_tasks_to(routes: dict | None) -> None:
-    """Set this process's task routes now. Celery builds its router once, on the first send,
-    so changing `task_routes` alone would not change where the next task goes."""
-    celery_app.conf.task_routes = routes
-    celery_app.amqp.flush_routes()
-    celery_app.amqp.__dict__.pop("router", None)  # the cached router, rebuilt on next use
 
 
 @dataclass

@@ -3,6 +3,7 @@
 import datetime as dt
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -122,6 +123,8 @@ def test_dates_and_counts_follow_the_language(client, personas, mixed):
 
 
 def dashboard_queries(client) -> int:
+    # Counts are cached until the assessments change: measured cold, every count is taken.
+    cache.clear()
     with CaptureQueriesContext(connection) as captured:
         response = client.get(DASHBOARD)
     assert response.status_code == 200
@@ -149,6 +152,7 @@ def test_the_dashboard_runs_as_many_queries_for_50_assessments_as_for_5(
     fifty = dashboard_queries(client)
     assert fifty == five
     # and with a filter and a later page
+    cache.clear()
     with CaptureQueriesContext(connection) as captured:
         client.get(DASHBOARD, {"q": "Vendor", "page": 2})
     assert len(captured.captured_queries) == five

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# scripts/postgres.sh start|stop|url PORT — a private PostgreSQL cluster for this checkout: data,
+# socket and log under var/postgres-PORT, listening on 127.0.0.1:PORT only, trust
+# authentication for the local `avia` role. Tuned for tests and benchmarks (no fsync): never
+# for data that must survive a crash.
+#
+# `start` exits 3 (with a loud message) when PostgreSQL is not installed, so a caller can tell
+# "cannot run here" from a failure. PostgreSQL refuses to run as root: as root the cluster
+# belongs to the `postgres` system user the Debian package creates.
+set -euo pipefail
+action=${1:?start, stop or url}; port=${2:-15432}
+dir="$(cd "$(dirname "$0")/.." && pwd)/var/postgres-$port"
+url="postgres://avia@127.0.0.1:$port/avia"
+
+bindir=""
+for candidate in /usr/lib/postgresql/*/bin; do
+  [[ -x "$candidate/pg_ctl" ]] && bindir=$candidate  # the newest installed major version
+done
+
+as_owner=()
+if [[ $(id -u) -eq 0 ]]; then as_owner=(runuser -u postgres --); fi
+
+is_running() { [[ -n "$bindir" ]] && "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
+
+case "$action" in
+  url) echo "$url" ;;
+  start)
+    if [[ -z "$bindir" ]]; then
+      echo "!!! PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl): the tests" \
+           "on PostgreSQL are SKIPPED. Install it: AVIA_WITH_POSTGRES=1 scripts/system-deps.sh" >&2
+      exit 3
+    fi
+    if is_running; then exit 0; fi
+    mkdir -p "$dir"
+    if [[ ${#as_owner[@]} -gt 0 ]]; then chown postgres: "$dir"; fi
+    if [[ ! -f "$dir/PG_VERSION" ]]; then
+      "${as_owner[@]}" "$bindir/initdb" -D "$dir" -U avia --auth=trust -E UTF8 \
+        --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 || {
+        echo "error: initdb failed (see $dir.initdb.log)" >&2; exit 1; }
+    fi
+    # Test settings: no fsync, no full-page writes; enough connections for a worker pool.
+    "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 start -o \
+      "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir \
+       -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 \
+       -c shared_buffers=256MB" >/dev/null || {
+      echo "error: PostgreSQL did not start on port $port (see $dir/server.log)" >&2; exit 1; }
+    "${as_owner[@]}" "$bindir/psql" -h 127.0.0.1 -p "$port" -U avia -d postgres -tAq \
+      -c "SELECT 1 FROM pg_database WHERE datname = 'avia'" | grep -q 1 ||
+      "${as_owner[@]}" "$bindir/createdb" -h 127.0.0.1 -p "$port" -U avia avia ;;
+  stop)
+    if is_running; then "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir" -m fast -w stop >/dev/null; fi ;;
+  *) echo "usage: $0 start|stop|url PORT" >&2; exit 2 ;;
+esac

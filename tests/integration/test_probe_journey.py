@@ -17,11 +17,9 @@ import datetime as dt
 import io
 import re
 import secrets
-from pathlib import Path
 
 import pypdf
 import pytest
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -36,7 +34,7 @@ from tests.personas import member_of
 from tests.probes.conftest import rules_fired_by
 from tests.probes.vendor import DECLARED_CONTEXT, MODEL, reference_vendor
 
-from .test_probe_run import grep_files
+from .test_probe_run import database_files, grep_files
 from .worker import eventually
 
 PROBE_TIMEOUT = 120
@@ -184,8 +182,7 @@ def test_a_probe_set_up_in_the_portal_is_run_attached_and_scored(
 
     # The keys, nowhere.
     out, err = capfd.readouterr()
-    database = Path(connection.settings_dict["NAME"])
-    files = [str(path) for path in [database, *database.parent.glob(database.name + "-*")]]
+    files = database_files(tmp_path)
     for key in keys.values():
         assert key not in out and key not in err and key not in caplog.text
         assert key not in worker.log_text()

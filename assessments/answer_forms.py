@@ -210,6 +210,10 @@ class QuestionRow:
         return self.answer is not None
 
     @property
+    def produced_by_avia(self) -> bool:
+        return self.question.produced_by_avia
+
+    @property
     def use_fieldset(self) -> bool:
         return self.type in ("yes_no", "choice", "multi_choice")
 
@@ -284,7 +288,8 @@ class CatalogueAnswersForm(forms.Form):
         self.reopened = set(reopened)
         wanted = set(section_codes)
         self.sections: list[Section] = [s for s in questionnaire.sections if s.code in wanted]
-        codes = {q.code for s in self.sections for q in s.questions}
+        # Evidence AVIA produces (the probe's result) is never answered or uploaded here.
+        codes = {q.code for s in self.sections for q in s.questions if not q.produced_by_avia}
         self.editable_codes = codes if editable is None else codes & set(editable)
         initial = {}
         for code in self.editable_codes:

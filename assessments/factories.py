@@ -31,9 +31,9 @@ LOGS_DIR = ROOT / "tests" / "fixtures" / "logs"
 LAUNCH = "incident-2026-launch"
 REMEDIATED = "incident-2026-remediated"
 LAUNCH_V2 = "incident-2026-launch-v2"
+REMEDIATED_V2 = "incident-2026-remediated-v2"
 LAUNCH_LOG = "sglang-prefill-glm53-launch.log"
 REMEDIATED_LOG = "sglang-prefill-glm53-remediated.log"
-LAUNCH_PROBE = "probe-launch-day.json"
 VENDOR_NAME = "Cloud Inference Co"
 VENDOR_CONTACT = "kv-team@cloud-inference.test"
 EVIDENCE_QUESTION = "CTX-08"
@@ -137,7 +137,14 @@ def incident_assessment(
     for code, path in logs(LAUNCH_LOG) if evidence is None else evidence:
         services.evidence_add(assessment=assessment, question_code=code, upload=upload(path), **by)
     if submit:
-        run = services.assessment_submit(assessment=assessment, **by)
-        if score:
-            scoring_run_execute(run_id=run.pk)
+        return submit_and_score(assessment, score=score, **by)
+    return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)
+
+
+def submit_and_score(assessment: Assessment, *, score: bool = True, **by: Any) -> Assessment:
+    """Submit (as `by`: `actor=` or `vendor_link=`, and `channel=`) and, with `score`, score
+    the run in this process (what the Celery task calls), so no worker is needed."""
+    run = services.assessment_submit(assessment=assessment, **by)
+    if score:
+        scoring_run_execute(run_id=run.pk)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)

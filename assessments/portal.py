@@ -62,6 +62,7 @@ from .services import (
     evidence_add,
     evidence_remove,
     portal_question_path,
+    probe_consented,
     vendor_link_resolve,
 )
 
@@ -249,7 +250,8 @@ def _url(name: str, portal: Portal, *args: Any) -> str:
     return reverse(f"portal:{name}", args=[portal.token, *args])
 
 
-def _context(portal: Portal, **extra: Any) -> dict[str, Any]:
+def portal_context(portal: Portal, **extra: Any) -> dict[str, Any]:
+    """What every portal page's template needs (its header, the assessment's state)."""
     assessment = portal.assessment
     status = assessment.status
     return {
@@ -305,14 +307,14 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
             decision=ReviewDecision.CHANGES_REQUESTED
         ).first()
     reopened = [
-        {"code": code, "url": _question_url(portal, code)}
+        {"code": code, "url": question_url(portal, code)}
         for code in sorted(_answerer(portal).editable_codes() or ())
         if portal.assessment.status == AssessmentStatus.CHANGES_REQUESTED
     ]
     return render(
         request,
         "portal/landing.html",
-        _context(
+        portal_context(
             portal,
             progress=progress,
             with_drafts=with_drafts,
@@ -324,7 +326,8 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
     )
 
 
-def _question_url(portal: Portal, code: str) -> str:
+def question_url(portal: Portal, code: str) -> str:
+    """Where a question is answered in the portal (its section, at the question)."""
     return portal_question_path(portal.token, portal.spec.questions[code])
 
 
@@ -408,6 +411,9 @@ def _target(portal: Portal, go: str) -> str:
         return _url("landing", portal)
     if go == "review":
         return _url("review", portal)
+    if go == "probe" and portal.spec.probe_question is not None:
+        # The probe's own page (probes app): set up the endpoint, keys and authorisation.
+        return reverse("probes:portal_setup", args=[portal.token])
     if go.startswith("section:"):
         return _url("section", portal, portal.vendor_section(go.removeprefix("section:")).code)
     return ""
@@ -432,10 +438,11 @@ def _render_section(
 ) -> HttpResponse:
     previous_section, next_section = _neighbours(portal, section)
     rows = form.rows(section)
+    probe = portal.spec.probe_question
     return render(
         request,
         "portal/section.html",
-        _context(
+        portal_context(
             portal,
             form=form,
             rows=rows,
@@ -448,6 +455,10 @@ def _render_section(
             previous_section=_section_link(portal, previous_section),
             next_section=_section_link(portal, next_section),
             autosave_url=_url("autosave", portal, section.code),
+            # The probe's set-up page, once the vendor's saved answers ask for the probe.
+            probe_page=probe is not None
+            and probe.section == section.code
+            and probe_consented(portal.assessment),
             refresh_url=_url("section", portal, section.code),
         ),
         status=status,
@@ -543,7 +554,7 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
         {
             "code": code,
             "text": spec.questions[code].text.get(portal.language),
-            "url": _question_url(portal, code),
+            "url": question_url(portal, code),
         }
         for code in missing
     ]
@@ -551,7 +562,7 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
         {
             "label": code if code in spec.questions else "",
             "message": message,
-            "href": _question_url(portal, code)
+            "href": question_url(portal, code)
             if code in spec.questions
             else ("#confirm" if code == "confirm" else ""),
         }
@@ -578,7 +589,7 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
     return render(
         request,
         "portal/review.html",
-        _context(
+        portal_context(
             portal,
             progress=progress,
             with_drafts=[p for p in progress if p.code in with_drafts],
@@ -600,7 +611,7 @@ def review(request: HttpRequest, portal: Portal) -> HttpResponse:
 def thanks(request: HttpRequest, portal: Portal) -> HttpResponse:
     if portal.assessment.status in lifecycle.EDITABLE_STATUSES:
         return redirect(_url("review", portal))
-    return render(request, "portal/thanks.html", _context(portal))
+    return render(request, "portal/thanks.html", portal_context(portal))
 
 
 @portal_view
@@ -663,7 +674,9 @@ __all__ = [
     "autosave",
     "landing",
     "language",
+    "portal_context",
     "portal_view",
+    "question_url",
     "review",
     "section",
     "thanks",

@@ -20,6 +20,7 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.models import Organization, User
 from accounts.roles import Capability
@@ -32,6 +33,7 @@ from outbox.services import email_enqueue
 from questionnaires.spec import Question, QuestionnaireSpec, version_key
 from questionnaires.validation import (
     AnswerValidationError,
+    hidden_codes,
     missing_required,
     stored_values,
     validate_answers,
@@ -227,6 +229,16 @@ def _json_value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, dt.date) else value
 
 
+def probe_consented(assessment: Assessment) -> bool:
+    """Whether the saved answers ask for the isolation probe: its result question is shown
+    (PRB-01 = yes shows PRB-02)."""
+    spec = assessment.questionnaire.spec
+    question = spec.probe_question
+    if question is None:
+        return False
+    return question.code not in hidden_codes(spec, answer_values(assessment))
+
+
 def vendor_editable_codes(*, assessment: Assessment, vendor_link: VendorLink) -> set[str]:
     """Question codes a vendor link may change now: none once the assessment left the editable
     statuses; only the re-opened ones after a reviewer requested changes."""
@@ -381,6 +393,18 @@ ACCEPTED_EVIDENCE_TYPES = {
 }
 
 
+PRODUCED_BY_AVIA_MESSAGE = gettext_noop(
+    "AVIA attaches this evidence itself (the isolation probe's result); it cannot be uploaded "
+    "or removed."
+)
+
+
+def is_avia_itself(*, actor: User | None, vendor_link: VendorLink | None, channel: str) -> bool:
+    """Whether a write comes from AVIA itself (a finished probe attaching its result), not
+    from a person: no member, no vendor link, the system channel (never a request's)."""
+    return channel == Channel.SYSTEM and actor is None and vendor_link is None
+
+
 @transaction.atomic
 def evidence_add(
     *,
@@ -392,7 +416,11 @@ def evidence_add(
     channel: str,
 ) -> EvidenceFile:
     """Store an evidence file privately and parse it. A file the parser cannot read is kept
-    and marked "not parsed"; only files of a refused type or over the size limit are refused."""
+    and marked "not parsed"; only files of a refused type or over the size limit are refused.
+
+    A question whose evidence AVIA produces (the isolation probe's result) takes a file from
+    AVIA itself only — `channel=SYSTEM`, no person, no vendor link — and takes it in any status,
+    since AVIA measured it; everyone else (portal, pages, API) is refused."""
     from scoring.evidence import parse_evidence
 
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
@@ -406,11 +434,15 @@ def evidence_add(
         errors[question_code if readable_code else "question"] = [
             _("This question does not take evidence files.")
         ]
+    elif question.produced_by_avia:
+        if not is_avia_itself(actor=actor, vendor_link=vendor_link, channel=channel):
+            raise ServiceError({question_code: [_(PRODUCED_BY_AVIA_MESSAGE)]})
     else:
         allowed = editable_codes(assessment, vendor_link)
         if allowed is not None and question_code not in allowed:
             errors[question_code] = [_("This question cannot be answered here.")]
-    if assessment.status not in lifecycle.EDITABLE_STATUSES:
+    produced_by_avia = question is not None and question.produced_by_avia
+    if assessment.status not in lifecycle.EDITABLE_STATUSES and not produced_by_avia:
         raise ConflictError(
             {
                 "status": [
@@ -515,6 +547,9 @@ def evidence_remove(
     *, evidence: EvidenceFile, actor: User | None, vendor_link: VendorLink | None, channel: str
 ) -> None:
     assessment = Assessment.objects.select_for_update().get(pk=evidence.assessment_id)
+    question = assessment.questionnaire.spec.questions.get(evidence.question_code)
+    if question is not None and question.produced_by_avia:
+        raise ServiceError({evidence.question_code: [_(PRODUCED_BY_AVIA_MESSAGE)]})
     if assessment.status not in lifecycle.EDITABLE_STATUSES:
         raise ConflictError({"status": [_("Evidence cannot be removed now.")]})
     allowed = editable_codes(assessment, vendor_link)

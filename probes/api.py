@@ -75,6 +75,12 @@ class ProbeRunSerializer(serializers.ModelSerializer):
     result = serializers.JSONField(
         help_text="The probe's result once done: the JSON of `manage.py probe` (probe.md)."
     )
+    evidence = serializers.IntegerField(
+        source="evidence_id",
+        allow_null=True,
+        help_text="The evidence file (PRB-02) the result was attached as when the run finished; "
+        "rescore the assessment to score it.",
+    )
 
     class Meta:
         model = ProbeRun
@@ -91,6 +97,7 @@ class ProbeRunSerializer(serializers.ModelSerializer):
             "requests_sent",
             "error",
             "result",
+            "evidence",
             "requested_by",
             "created_at",
             "started_at",

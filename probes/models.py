@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Organization
-from assessments.models import Assessment, Channel, VendorLink
+from assessments.models import Assessment, Channel, EvidenceFile, VendorLink
 
 from .result import result_outcomes
 
@@ -100,6 +100,11 @@ class ProbeRun(models.Model):
     # Set before the first request goes out: from then on the run is never retried.
     first_request_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # The result attached to the assessment as PRB-02 evidence when the run finished (None when
+    # the questionnaire has no probe question, e.g. version 1).
+    evidence = models.OneToOneField(
+        EvidenceFile, on_delete=models.SET_NULL, null=True, blank=True, related_name="probe_run"
+    )
     attempts = models.PositiveSmallIntegerField(default=0)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"

@@ -78,12 +78,57 @@ class ProbeConfig:
 
     def planned_requests(self) -> int:
         """About how many requests the probe sends (for a progress bar)."""
-        planned = {
-            OVERSIZE: 2,
-            CANARY: 1 + 2 * probe_checks.CANARY_PAIRS,
-            PREFIX_CACHE: probe_checks.PROMPTS_PER_SAMPLE * self.samples,
-        }
-        return 2 + sum(planned[name] for name in self.checks)
+        planned = planned_cost(
+            declared_context=self.declared_context,
+            checks=self.checks,
+            samples=self.samples,
+            prefix_tokens=self.prefix_tokens,
+        )
+        return sum(cost.requests for cost in planned.values())
+
+
+@dataclass(frozen=True)
+class PlannedCost:
+    requests: int
+    prompt_tokens: int  # about: the probe sizes prompts from its calibration
+
+
+CALIBRATION = "calibration"
+# One small request per key; the canary check sizes its canary blocks with one more.
+CALIBRATION_TOKENS = 1600
+CANARY_CALIBRATION_TOKENS = 1100
+
+
+def planned_cost(
+    *, declared_context: int, checks: Sequence[str], samples: int, prefix_tokens: int
+) -> dict[str, PlannedCost]:
+    """What the probe will send, check by check (and its calibration), for a declared context
+    C: oversize 0.9 C + 1.1 C; canary p pairs of 0.5 C + 0.9 C; prefix cache six prefixes
+    per sample. What the vendor is told before authorising, and the progress bar's total."""
+    pairs = probe_checks.CANARY_PAIRS
+    every = {
+        OVERSIZE: PlannedCost(
+            2,
+            round((probe_checks.BELOW_SHARE + probe_checks.ABOVE_SHARE) * declared_context),
+        ),
+        CANARY: PlannedCost(
+            1 + 2 * pairs,
+            CANARY_CALIBRATION_TOKENS
+            + round(
+                pairs
+                * (probe_checks.CANARY_A_SHARE + probe_checks.CANARY_B_SHARE)
+                * declared_context
+            ),
+        ),
+        PREFIX_CACHE: PlannedCost(
+            probe_checks.PROMPTS_PER_SAMPLE * samples,
+            probe_checks.PROMPTS_PER_SAMPLE * samples * prefix_tokens,
+        ),
+    }
+    return {
+        CALIBRATION: PlannedCost(2, CALIBRATION_TOKENS),
+        **{name: every[name] for name in CHECKS if name in checks},
+    }
 
 
 def target_problems(*, model: str, declared_context: object) -> dict[str, list[str]]:

@@ -9,12 +9,14 @@ to the audit trail, a log or a result, and destroyed when a run finishes or fail
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import secrets
 import time
 from collections.abc import Sequence
 
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
@@ -23,8 +25,9 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.roles import Capability
 from assessments.audit import audit_record
-from assessments.models import Assessment, Channel, VendorLink
-from assessments.services import ConflictError, ServiceError
+from assessments.models import Assessment, AssessmentStatus, Channel, EvidenceFile, VendorLink
+from assessments.services import ConflictError, ServiceError, evidence_add, probe_consented
+from questionnaires.validation import visibility_for
 
 from .endpoint import ApiKey, ProbeInputError, endpoint_validate
 from .keystore import KeyUnreadable, key_decrypt, key_encrypt
@@ -50,6 +53,8 @@ MAX_CEILING_TOKENS = 10_000_000_000
 # A page polls the progress; more than one write a second would only load the database.
 PROGRESS_WRITE_INTERVAL_S = 1.0
 _PENDING = (ProbeRunStatus.QUEUED, ProbeRunStatus.RUNNING)
+# A decided assessment is not probed any more: its result could no longer be scored.
+_CLOSED = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 
 
 def _translated(errors: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -82,6 +87,17 @@ def probe_setup_save(
     by a member on the vendor's behalf. Every problem is reported at once, by field."""
     if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
         raise ServiceError({"vendor_link": [_("This link belongs to another assessment.")]})
+    if assessment.status in _CLOSED:
+        raise ConflictError({"probe": [_("The assessment is decided; it is not probed any more.")]})
+    if vendor_link is not None and not probe_consented(assessment):
+        # The vendor's own consent (PRB-01 = yes) comes before its endpoint and keys.
+        raise ConflictError(
+            {
+                code: [_("Answer “yes” here first: the probe needs your consent.")]
+                for code in consent_codes(assessment)
+            }
+            or {"probe": [_("This questionnaire has no isolation probe.")]}
+        )
     if ProbeRun.objects.filter(assessment=assessment, status__in=_PENDING).exists():
         raise ConflictError(
             {"probe": [_("A probe of this assessment is running; wait until it ends.")]}
@@ -169,6 +185,17 @@ def probe_setup_save(
     return setup
 
 
+def consent_codes(assessment: Assessment) -> list[str]:
+    """The questions whose answer decides whether the probe is asked for (PRB-01)."""
+    spec = assessment.questionnaire.spec
+    question = spec.probe_question
+    if question is None or not question.show_if:
+        return []
+    by_identifier = {q.identifier: q.code for q in spec.iter_questions()}
+    reads = visibility_for(spec).reads(question.code)
+    return [by_identifier[name] for name in reads if name in by_identifier]
+
+
 def tokens_spent_under(setup: ProbeSetup) -> int:
     """Prompt tokens the runs under this authorisation have spent (counted against its
     ceiling). Saving the set-up again is a new authorisation."""
@@ -201,6 +228,8 @@ def probe_run_request(
     )
     if problems:
         raise ServiceError(_translated(problems))
+    if assessment.status in _CLOSED:
+        raise ConflictError({"probe": [_("The assessment is decided; it is not probed any more.")]})
     setup = ProbeSetup.objects.select_for_update().filter(assessment=assessment).first()
     if setup is None:
         raise ConflictError(
@@ -352,6 +381,7 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
             "tokens_spent": result.tokens_spent,
             "checks_done": list(result.checks),
         }
+        run.evidence = _attach_result(run, document)
         run.save(
             update_fields=[
                 "status",
@@ -360,6 +390,7 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "requests_sent",
                 "finished_at",
                 "progress",
+                "evidence",
             ]
         )
         probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
@@ -373,9 +404,28 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "results": result_outcomes(document),
                 "tokens_spent": result.tokens_spent,
                 "requests_sent": result.requests_sent,
+                "evidence": run.evidence_id,
             },
         )
     return run
+
+
+def _attach_result(run: ProbeRun, document: dict) -> EvidenceFile | None:
+    """The result JSON as the assessment's probe evidence (PRB-02), through the one evidence
+    path: stored like an upload, read by the `probe_result` parser, its parse stored, an audit
+    event written. AVIA itself attaches it (the system channel, no person). None when the
+    questionnaire asks for no probe result (version 1)."""
+    assessment = Assessment.objects.select_related("questionnaire").get(pk=run.assessment_id)
+    question = assessment.questionnaire.spec.probe_question
+    if question is None:
+        return None
+    content = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
+    upload = SimpleUploadedFile(
+        f"probe-run-{run.pk}.json", content, content_type="application/json"
+    )
+    return evidence_add(
+        assessment=assessment, question_code=question.code, upload=upload, channel=Channel.SYSTEM
+    )
 
 
 def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:

@@ -130,6 +130,15 @@ class QuestionnaireSpec:
                 return section
         raise KeyError(code)
 
+    @property
+    def probe_question(self) -> Question | None:
+        """The file question that holds the isolation probe's result (produced by AVIA and
+        read by the `probe_result` parser), if this questionnaire asks for one."""
+        for question in self.iter_questions():
+            if question.produced_by_avia and question.parser == "probe_result":
+                return question
+        return None
+
 
 def version_key(version: str) -> tuple[int, Version | str]:
     """Sort key of catalogue versions ("1" < "1.1" < "2"): PEP 440 order, and a version that is

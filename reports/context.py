@@ -41,6 +41,7 @@ from assessments.presenters.formats import (
     review_decision_label,
     severity_label,
 )
+from assessments.presenters.probe import ProbeView, probe_view_of_run
 from scoring.models import Framework
 from scoring.spec import SEVERITIES
 
@@ -112,6 +113,7 @@ class ReportContext:
     severity_chart: BarChart
     coverage_chart: BarChart
     evidence: tuple[EvidenceQuestionView, ...]
+    probe: ProbeView | None  # the isolation probe result the run read (PRB-02), if any
     answer_sections: tuple[AnswerSection, ...]
     buyer_sections: str
     sign_off_intro: str
@@ -235,6 +237,7 @@ def _report_context(
             long_labels=True,
         ),
         evidence=evidence_views(run.evidence_snapshot, questionnaire, language),
+        probe=probe_view_of_run(run.evidence_snapshot, language),
         answer_sections=tuple(
             answer_sections(
                 questionnaire,

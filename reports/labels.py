@@ -84,6 +84,12 @@ LABELS: Mapping[str, Mapping[str, str]] = {
             "The numbers come from the engine's own log lines, quoted exactly below."
         ),
         "no_evidence": "No evidence files were submitted for this run.",
+        "probe": "Isolation probe",
+        "probe_intro": (
+            "AVIA tested the vendor's test endpoint itself, with two test tenants' keys and the "
+            "vendor's signed authorisation, for the three behaviours behind the incident. These "
+            "are the figures of the probe result this run read (PRB-02), not the vendor's word."
+        ),
         "file": "File",
         "engine": "Inference engine",
         "kv_pool": "KV cache pool",
@@ -185,6 +191,12 @@ LABELS: Mapping[str, Mapping[str, str]] = {
             "有關數字均取自引擎本身的日誌行，並於下方逐字引錄。"
         ),
         "no_evidence": "本次評分沒有提交佐證資料檔案。",
+        "probe": "隔離探測",
+        "probe_intro": (
+            "AVIA 以兩個測試租戶的金鑰，並在供應商已簽署的授權下，直接測試供應商的測試端點，"
+            "檢查事故背後的三種行為。以下為本次評分所讀取的探測結果（PRB-02）的數據，"
+            "並非供應商自述。"
+        ),
         "file": "檔案",
         "engine": "推論引擎",
         "kv_pool": "KV 快取池",

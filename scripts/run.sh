@@ -74,8 +74,26 @@ python manage.py migrate --noinput -v 0
 python manage.py collectstatic --noinput -v 0
 python manage.py load_catalog
 
-# The demo is scored in-process; started afterwards, the worker finds those runs done.
-python manage.py load_demo
+# Two reference vendors (probes/reference_vendor.py) on private loopback ports, for the demo's
+# isolation probes: one as the incident's launch day, one remediated. They stop with the rest.
+free_port() { python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+declare -A vendor_urls
+for mode in launch-day remediated; do
+  port=$(free_port)
+  python -m probes.reference_vendor --mode "$mode" --host 127.0.0.1 --port "$port" \
+    >"var/reference-vendor-$mode.log" 2>&1 &
+  pids+=($!)
+  vendor_urls[$mode]="http://127.0.0.1:$port"
+  for _ in $(seq 50); do
+    grep -q "listening on" "var/reference-vendor-$mode.log" 2>/dev/null && break
+    sleep 0.1
+  done
+done
+echo "Reference vendors: launch-day ${vendor_urls[launch-day]}, remediated ${vendor_urls[remediated]}"
+
+# The demo is scored (and probed) in-process; started afterwards, the worker finds it done.
+python manage.py load_demo --launch-day-vendor "${vendor_urls[launch-day]}" \
+  --remediated-vendor "${vendor_urls[remediated]}"
 if [[ $with_worker == 1 ]]; then
   celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &
   pids+=($!)

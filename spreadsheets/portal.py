@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from assessments.answering import Answerer
-from assessments.portal import Portal, _context, portal_view
+from assessments.portal import Portal, portal_context, portal_view
 from core.web import error_summary
 
 from . import services
@@ -41,7 +41,7 @@ def workbook(request: HttpRequest, portal: Portal) -> HttpResponse:
     return render(
         request,
         "spreadsheets/portal_workbook.html",
-        _context(
+        portal_context(
             portal,
             **extra,
             error_summary=error_summary(extra["form"]),

@@ -74,3 +74,13 @@ def inline_scoring(settings, django_capture_on_commit_callbacks):
     """
     settings.CELERY_TASK_ALWAYS_EAGER = True
     return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture(scope="module")
+def launch_day_vendor(tmp_path_factory):
+    """A launch-day reference vendor (probes/reference_vendor.py) as a real process on a
+    loopback port, shared by a module's tests."""
+    from tests.probes.vendor import reference_vendor
+
+    with reference_vendor(tmp_path_factory.mktemp("vendor"), "launch-day") as vendor:
+        yield vendor

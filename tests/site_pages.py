@@ -114,6 +114,7 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         ]
         pages.append(reverse("reports:assessment_reports", args=[assessment.pk]))
         pages.append(reverse("spreadsheets:workbook", args=[assessment.pk]))
+        pages.append(reverse("probes:assessment_probe", args=[assessment.pk]))
     return pages
 
 
@@ -140,3 +141,87 @@ def visitor_pages() -> list[str]:
         reverse("accounts:password_reset"),
         reverse("accounts:password_reset_done"),
     ]
+
+
+@dataclass(frozen=True)
+class ProbeWorld:
+    """Questionnaire v2 with the isolation probe: an assessment probed against a reference
+    vendor (its result attached as PRB-02 and scored), and a draft whose vendor set a probe up
+    through its link."""
+
+    probed: Assessment
+    draft: Assessment
+    token: str  # the draft's vendor link
+    names: list[str]
+
+
+def build_probe_world(personas: Personas, base_url: str) -> ProbeWorld:
+    """`base_url` is a running reference vendor's; scoring and the probe run in the process."""
+    from probes.services import probe_setup_save
+    from tests.probes.conftest import probed, setup_fields
+
+    ava = member_of(personas.ava)
+    probed_v2 = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Probed Inference Ltd"),
+        answers_from=factories.LAUNCH_V2,
+        evidence=factories.logs(factories.LAUNCH_LOG),
+        submit=False,
+    )
+    probed(probed_v2, personas.ava, base_url)
+    probed_v2 = factories.submit_and_score(probed_v2, actor=personas.ava, channel=Channel.WEB)
+    draft = factories.incident_assessment(
+        member=ava,
+        vendor=factories.incident_vendor(member=ava, name="Consenting Vendor Ltd"),
+        answers_from=factories.LAUNCH_V2,
+        evidence=factories.logs(factories.LAUNCH_LOG),
+        submit=False,
+    )
+    link, token = vendor_link_issue(
+        assessment=draft, contact_email="vendor@consenting.test", member=ava, channel=Channel.WEB
+    )
+    probe_setup_save(
+        assessment=draft,
+        vendor_link=link,
+        **setup_fields(
+            {"key_a": "sk-zh-a-0123456789", "key_b": "sk-zh-b-0123456789"},
+            channel=Channel.VENDOR_LINK,
+        ),
+    )
+    names = [
+        "Acme Procurement",
+        "Probed Inference Ltd",
+        "Consenting Vendor Ltd",
+        "Wei Chan, CISO of Inferno AI",
+        "Cloud Inference Co",
+        *(user.email for user in personas.acme_members.values()),
+        "kv-team@cloud-inference.test",
+        "vendor@consenting.test",
+    ]
+    return ProbeWorld(probed=probed_v2, draft=draft, token=token, names=names)
+
+
+def probe_pages(world: ProbeWorld) -> tuple[list[str], list[str]]:
+    """The member pages of the probed assessment and of the consenting draft, and the draft's
+    vendor portal (every section of v2 with the vendor's probe page)."""
+    member = []
+    for assessment in (world.probed, world.draft):
+        member += [
+            reverse(f"assessments:{name}", args=[assessment.pk])
+            for name in ("detail", "findings", "review")
+        ]
+        member += [
+            reverse("reports:assessment_reports", args=[assessment.pk]),
+            reverse("probes:assessment_probe", args=[assessment.pk]),
+        ]
+    spec = world.draft.questionnaire.spec
+    portal = [
+        reverse("portal:section", args=[world.token, s.code])
+        for s in spec.sections
+        if s.vendor_facing
+    ]
+    portal += [
+        reverse("portal:landing", args=[world.token]),
+        reverse("probes:portal_setup", args=[world.token]),
+    ]
+    return member, portal

@@ -33,7 +33,7 @@ from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
-from tests.probes.conftest import setup_fields
+from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
 from tests.probes.vendor import closed_loopback_port
 
 PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
@@ -164,6 +164,10 @@ MATRIX: dict[str, Rule] = {
     "api:portfolio-export": R(kind="api", acme_object=False),
     "portal_workbook:page": R(kind="portal"),
     "portal_workbook:download": R(kind="portal"),
+    "probes:assessment_probe": R(),
+    "probes:run_start": R("POST", roles=("owner", "assessor")),
+    "probes:run_progress": R(),
+    "probes:portal_setup": R(kind="portal"),
     # vendor portal (a private link; members' sessions play no part)
     "portal:landing": R(kind="portal"),
     "portal:section": R(kind="portal"),
@@ -267,14 +271,15 @@ def world(django_db_setup, django_db_blocker, world_media):
                 assessment=assessment, actor=actor, channel=Channel.WEB
             )
             scoring_run_execute(run_id=run.pk)
-            # A second, still editable assessment for the portal's evidence pages.
+            # A second, still editable assessment for the portal's evidence pages; it answers
+            # questionnaire v2 and consents to the probe (PRB-01), so the probe page opens.
             editable = services.assessment_create(
                 organization=organization,
                 vendor=vendor,
-                questionnaire_key=QUESTIONNAIRE,
+                questionnaire_key=QUESTIONNAIRE_V2,
                 actor=actor,
                 channel=Channel.WEB,
-                answers=answers,
+                answers={**answers, "PRB-01": "yes"},
             )
             services.evidence_add(
                 assessment=editable,

@@ -28,7 +28,15 @@ from openpyxl import load_workbook
 
 from reports.context import report_context
 from reports.rendering import report_html
-from tests.site_pages import World, build_world, member_pages, portal_pages
+from tests.site_pages import (
+    ProbeWorld,
+    World,
+    build_probe_world,
+    build_world,
+    member_pages,
+    portal_pages,
+    probe_pages,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -146,6 +154,13 @@ def world(catalog, personas, settings) -> World:
     return build_world(personas)
 
 
+@pytest.fixture
+def probe_world(catalog, personas, settings, launch_day_vendor) -> ProbeWorld:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.PROBE_RATE_PER_KEY = 100  # the probe takes a second or two
+    return build_probe_world(personas, launch_day_vendor.base_url)
+
+
 def test_the_catalogue_has_a_translation_for_every_message():
     untranslated = subprocess.run(
         ["msgattrib", "--untranslated", "--no-wrap", str(PO)], capture_output=True, text=True
@@ -233,6 +248,42 @@ def test_the_workbook_and_the_exports_read_in_chinese(world, personas):
     shown = "\n".join(t for t in texts if t not in answers and t not in comments)
     shown = re.sub(r"`[^`]*`", " ", shown)  # quoted from logs and settings, as <code> on pages
     assert english_left(escape(shown), world.names) == []
+
+
+def test_the_probe_pages_and_the_portal_of_questionnaire_v2_read_in_chinese(
+    probe_world, personas, client
+):
+    """The assessor's probe page of a probed assessment and of one whose vendor set a probe
+    up; the vendor's v2 sections and probe page, and its refusal."""
+    client.force_login(personas.ava)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hant"
+    member, portal = probe_pages(probe_world)
+    for url in member:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert english_left(response.content.decode(), probe_world.names) == [], url
+    client.logout()
+    session = client.session
+    session[f"portal:language:{probe_world.draft.vendor_links.get().pk}"] = "zh-hant"
+    session.save()
+    for url in portal:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert english_left(response.content.decode(), probe_world.names) == [], url
+    setup = reverse("probes:portal_setup", args=[probe_world.token])
+    refused = client.post(setup, {"authorise": ""})
+    assert refused.status_code == 400
+    assert english_left(refused.content.decode(), probe_world.names) == []
+
+
+def test_both_editions_of_the_probe_chapter_read_in_their_language(probe_world):
+    run = probe_world.probed.latest_run
+    chinese = report_html(report_context(run=run, language="zh-hant", number="AVIA-X"))
+    assert english_left(chinese, probe_world.names) == []
+    english = visible_text(
+        report_html(report_context(run=run, language="en", number="AVIA-X")), probe_world.names
+    )
+    assert re.findall(r"[\u4e00-\u9fff]+", english) == []
 
 
 @pytest.mark.parametrize("assessment", ["scored", "remediated"])

@@ -30,6 +30,7 @@ from .. import selectors, services
 from ..models import Assessment, Channel, RiskDecision, RunStatus, ScoringRun
 from ..presenters.charts import coverage_chart
 from ..presenters.findings import FindingView, finding_views, score_explanation
+from ..presenters.probe import probe_view_of_run
 from .common import assessment_for, assessment_tabs, page_language, poll_interval
 from .review import review_blockers
 
@@ -154,6 +155,8 @@ def _findings_page(
                     language=language,
                 ),
                 "chart": coverage_chart(spec, [run.sections or {}], language),
+                # The probe result this run read (PRB-02), as the PDF's chapter shows it.
+                "probe": probe_view_of_run(run.evidence_snapshot, language),
                 "framework_filter": frameworks.get(filters.get("framework", "")),
                 "severity_counts": Counter(view.severity for view in views),
                 "is_latest_run": run.pk == assessment.latest_run_id,

@@ -29,6 +29,7 @@ from scoring.evidence.messages import (
     format_number,
     parse_notes,
     parse_reason,
+    probe_outcome_label,
 )
 from scoring.evidence.probe_results import (
     PROBE_CHECK_OUTCOMES,
@@ -58,6 +59,7 @@ __all__ = [
     "kv_gib",
     "kv_sizing_from_config",
     "parse_evidence",
+    "probe_outcome_label",
     "parse_model_config",
     "parse_probe_result",
     "sizing_report",

@@ -424,14 +424,18 @@ def _describe_model_config(
     )
 
 
+def probe_outcome_label(outcome: object, translate: Translate) -> str:
+    """A probe check's result in words ("leak", "no cache seen"); "not run" when it has none."""
+    if isinstance(outcome, str) and outcome in _PROBE_OUTCOMES:
+        return translate(_PROBE_OUTCOMES[outcome])
+    return _phrase("probe_not_run", translate)
+
+
 def _describe_probe_result(data: Mapping[str, Any], translate: Translate) -> str:
     checks = data.get("checks") or {}
 
     def outcome(name: str) -> str:
-        code = checks.get(name)
-        if code in _PROBE_OUTCOMES:
-            return translate(_PROBE_OUTCOMES[code])
-        return _phrase("probe_not_run", translate)
+        return probe_outcome_label(checks.get(name), translate)
 
     return _phrase(
         "probe_result",

@@ -19,9 +19,8 @@ from probes.services import (
     probe_setup_save,
 )
 from tests.personas import member_of
-from tests.portal.conftest import make_assessment
 
-from .conftest import setup_fields
+from .conftest import make_v2_assessment, setup_fields
 from .vendor import DECLARED_CONTEXT, closed_loopback_port, reference_vendor
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +96,7 @@ def test_errors_are_translated_for_the_vendor(assessment, personas, keys):
 
 
 def test_a_vendor_link_sets_up_only_its_own_assessment(assessment, personas, keys):
-    other = make_assessment(personas.acme, personas.ava, vendor_name="Other vendor")
+    other = make_v2_assessment(personas.acme, personas.ava, vendor_name="Other vendor")
     link, _token = vendor_link_issue(
         assessment=other,
         contact_email="sec@vendor.test",

@@ -1,0 +1,148 @@
+"""`manage.py load_demo` — a demo workspace: an organization, its members, a vendor and the
+incident fixtures (at launch and after remediation) as scored assessments; and, answering
+questionnaire v2, the same two vendors with an isolation probe each, run against the reference
+vendor (`--launch-day-vendor` / `--remediated-vendor`, the loopback addresses `make run` starts
+them on), so the demo shows a launch-day endpoint caught oversizing and leaking beside a
+remediated one that passes, both scored with ruleset v2. Idempotent.
+
+It lives in the probes app because it uses both apps' services (probes sit above assessments).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+
+from accounts.models import Membership, Organization, User
+from accounts.roles import Role
+from accounts.tenancy import OrgContext, org_context_of
+from assessments import factories
+from assessments.models import Assessment, Channel
+
+from ...models import ProbeRun
+from ...services import probe_run_execute, probe_run_request, probe_setup_save
+
+DEMO_PASSWORD = "avia-demo-2026"
+ORGANIZATION = "Demo Procurement (HK)"
+MEMBERS = [
+    ("owner@demo.avia", "Olivia", "Owner", Role.OWNER),
+    ("assessor@demo.avia", "Ada", "Assessor", Role.ASSESSOR),
+    ("reviewer@demo.avia", "Raymond", "Reviewer", Role.REVIEWER),
+    ("viewer@demo.avia", "Vera", "Viewer", Role.VIEWER),
+]
+# Answer file (examples/) → evidence files (question code, path), and which reference vendor
+# (an option of this command) its probe runs against.
+FIXTURES = [
+    (factories.LAUNCH, factories.logs(factories.LAUNCH_LOG), None),
+    (factories.REMEDIATED, factories.logs(factories.REMEDIATED_LOG), None),
+    (factories.LAUNCH_V2, factories.logs(factories.LAUNCH_LOG), "launch_day_vendor"),
+    (factories.REMEDIATED_V2, factories.logs(factories.REMEDIATED_LOG), "remediated_vendor"),
+]
+# The reference vendor's defaults (probes/reference_vendor.py): a small context, so that a
+# whole probe takes seconds, and few enough samples to keep it so.
+PROBE_MODEL = "reference-model"
+PROBE_DECLARED_CONTEXT = 8192
+PROBE_SAMPLES = 10
+PROBE_PREFIX_TOKENS = 1024
+PROBE_CEILING_TOKENS = 1_000_000
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the demo workspace (organization, members, vendor, four scored assessments; "
+        "the two of questionnaire v2 probed when the reference vendors' addresses are given)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--launch-day-vendor", metavar="URL", help="a reference vendor in launch-day mode"
+        )
+        parser.add_argument(
+            "--remediated-vendor", metavar="URL", help="a reference vendor in remediated mode"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        organization, created = Organization.objects.get_or_create(
+            name=ORGANIZATION,
+            defaults={"slug": "demo", "report_display_name": "Demo Procurement (HK)"},
+        )
+        users = {}
+        for email, first, last, role in MEMBERS:
+            user = User.objects.filter(email=email).first()
+            if user is None:
+                user = User.objects.create_user(
+                    email=email, password=DEMO_PASSWORD, first_name=first, last_name=last
+                )
+            Membership.objects.get_or_create(
+                user=user, organization=organization, defaults={"role": role}
+            )
+            users[role] = user
+        if Assessment.objects.filter(organization=organization).exists():
+            self.stdout.write("demo workspace already present")
+            return
+        assessor = org_context_of(user=users[Role.ASSESSOR], organization=organization)
+        vendor = factories.incident_vendor(
+            member=assessor,
+            channel=Channel.SYSTEM,
+            name="Example Cloud AI (GLM-5.3 endpoint)",
+            website="https://example.com/ai",
+            contact_email="security@example.com",
+        )
+        for answers_from, evidence, probe_option in FIXTURES:
+            assessment = factories.incident_assessment(
+                member=assessor,
+                vendor=vendor,
+                answers_from=answers_from,
+                evidence=evidence,
+                channel=Channel.SYSTEM,
+                submit=False,
+            )
+            probed = ""
+            if probe_option and options.get(probe_option):
+                run = self.probe(assessment, assessor, options[probe_option])
+                probed = f", probe {run.status}: " + ", ".join(
+                    f"{check}={outcome}" for check, outcome in run.outcomes.items()
+                )
+            elif probe_option:
+                probed = f", not probed (no --{probe_option.replace('_', '-')})"
+            # Scored here, in-process, so the demo does not depend on a running worker.
+            assessment = factories.submit_and_score(
+                assessment, actor=assessor.user, channel=Channel.SYSTEM
+            )
+            self.stdout.write(
+                f"{answers_from}: {assessment.risk_tier} ({assessment.risk_score}/100){probed}"
+            )
+        self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]} / {DEMO_PASSWORD}")
+
+    def probe(self, assessment: Assessment, assessor: OrgContext, base_url: str) -> ProbeRun:
+        """The vendor's consent is in its answers (PRB-01 = yes); the assessor enters the
+        set-up on its behalf with two fresh test keys (never printed), then the probe runs in
+        this process — the service the Celery task calls — and attaches its result as PRB-02.
+        The queued task message finds the run done when the worker starts."""
+        now = timezone.now()
+        probe_setup_save(
+            assessment=assessment,
+            base_url=base_url,
+            model_name=PROBE_MODEL,
+            declared_context=PROBE_DECLARED_CONTEXT,
+            key_a=f"demo-tenant-a-{secrets.token_urlsafe(24)}",
+            key_b=f"demo-tenant-b-{secrets.token_urlsafe(24)}",
+            signer_name="Demo vendor's CISO",
+            spend_ceiling_tokens=PROBE_CEILING_TOKENS,
+            window_starts_at=now - timedelta(minutes=5),
+            window_ends_at=now + timedelta(days=30),
+            channel=Channel.SYSTEM,
+            actor=assessor.user,
+        )
+        run = probe_run_request(
+            assessment=assessment,
+            actor=assessor.user,
+            channel=Channel.SYSTEM,
+            samples=PROBE_SAMPLES,
+            prefix_tokens=PROBE_PREFIX_TOKENS,
+        )
+        return probe_run_execute(probe_run_id=run.pk) or run

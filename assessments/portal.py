@@ -56,15 +56,10 @@ from .models import (
 from .presenters.answers import FileRef, answer_sections
 from .presenters.evidence import describe_evidence
 from .presenters.progress import SectionProgress, section_progress
-from .services import (
-    answer_values,
-    assessment_submit,
-    evidence_add,
-    evidence_remove,
-    portal_question_path,
-    probe_consented,
-    vendor_link_resolve,
-)
+from .services.answers import answer_values, probe_consented
+from .services.evidence import evidence_add, evidence_remove
+from .services.submission import assessment_submit
+from .services.vendor_links import portal_question_path, vendor_link_resolve
 
 # -- token failures, rate-limited per client IP ---------------------------------------------
 #

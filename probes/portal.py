@@ -23,7 +23,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from assessments.models import Channel
 from assessments.portal import Portal, portal_context, portal_view, question_url
 from assessments.presenters.formats import format_tokens
-from assessments.services import answer_values, probe_consented
+from assessments.services.answers import answer_values, probe_consented
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
 

@@ -9,9 +9,7 @@ from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 
 from .. import lifecycle
-from ..models import (
-    Assessment,
-)
+from ..models import Assessment
 
 
 def require_member(member: OrgContext, assessment: Assessment, capability: str) -> None:

@@ -12,9 +12,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from questionnaires.spec import version_key
-from questionnaires.validation import (
-    missing_required,
-)
+from questionnaires.validation import missing_required
 from scoring.models import Ruleset
 
 from ..audit import audit_record

@@ -22,9 +22,7 @@ from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 from questionnaires.spec import Question
-from questionnaires.validation import (
-    missing_required,
-)
+from questionnaires.validation import missing_required
 
 from ..audit import audit_record
 from ..models import (

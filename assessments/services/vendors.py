@@ -12,9 +12,7 @@ from core.errors import ServiceError
 from core.text import text_fields_errors
 
 from ..audit import audit_record
-from ..models import (
-    Vendor,
-)
+from ..models import Vendor
 
 
 @transaction.atomic

@@ -29,12 +29,12 @@ from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from core.web import add_errors
 
-from . import services
 from .answer_forms import CatalogueAnswersForm
 from .drafts import drafts_for, drafts_save
 from .models import Assessment, Channel, EvidenceFile, VendorLink
 from .presenters.evidence import EvidenceRow, evidence_rows
 from .presenters.formats import format_datetime
+from .services.answers import answer_values, answers_save, vendor_editable_codes
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,7 @@ class Answerer:
     def editable_codes(self) -> set[str] | None:
         """The codes this answerer may change now (None: every question of the page)."""
         if self.vendor_link is not None:
-            return services.vendor_editable_codes(
-                assessment=self.assessment, vendor_link=self.vendor_link
-            )
+            return vendor_editable_codes(assessment=self.assessment, vendor_link=self.vendor_link)
         return None
 
     @property
@@ -106,7 +104,7 @@ def answer_form(
         questionnaire=assessment.questionnaire.spec,
         section_codes=section_codes,
         language=language,
-        saved=services.answer_values(assessment),
+        saved=answer_values(assessment),
         saved_comments=comments,
         drafts=drafts_for(assessment=assessment),
         editable=answerer.editable_codes() if editable else set(),
@@ -133,7 +131,7 @@ def save(answerer: Answerer, form: CatalogueAnswersForm) -> int | None:
     typed is kept as drafts."""
     if form.is_valid():
         try:
-            services.answers_save(
+            answers_save(
                 assessment=answerer.assessment,
                 answers=form.answers(),
                 comments=form.comments(),

@@ -26,7 +26,7 @@ from config.api import OrganizationAPIView, error_responses
 from questionnaires.spec import Text
 from scoring.models import Rule
 
-from . import selectors, services
+from . import selectors
 from .models import Assessment, AssessmentStatus, Channel, RiskTier, ScoringRun
 from .serializers import (
     AnswersInputSerializer,
@@ -46,6 +46,11 @@ from .serializers import (
     answers_by_code,
     comments_by_code,
 )
+from .services.answers import answers_save, assessment_create
+from .services.evidence import evidence_add
+from .services.reviews import review_record
+from .services.submission import assessment_rescore, assessment_submit
+from .services.vendors import vendor_create, vendor_update
 
 # -- vendors -------------------------------------------------------------------------------
 
@@ -76,7 +81,7 @@ class VendorList(OrganizationAPIView):
     )
     def post(self, request: Request, org: OrgContext) -> Response:
         data = _valid(VendorInputSerializer(data=request.data))
-        vendor = services.vendor_create(
+        vendor = vendor_create(
             organization=org.organization, actor=org.user, channel=Channel.API, **data
         )
         return Response(VendorSerializer(vendor).data, status=status.HTTP_201_CREATED)
@@ -105,7 +110,7 @@ class VendorDetail(OrganizationAPIView):
     def patch(self, request: Request, org: OrgContext, vendor_id: int) -> Response:
         vendor = selectors.vendor_get(organization=org.organization, vendor_id=vendor_id)
         data = _valid(VendorInputSerializer(data=request.data, partial=True))
-        vendor = services.vendor_update(vendor=vendor, actor=org.user, channel=Channel.API, **data)
+        vendor = vendor_update(vendor=vendor, actor=org.user, channel=Channel.API, **data)
         return Response(VendorSerializer(vendor).data)
 
 
@@ -179,7 +184,7 @@ class AssessmentList(OrganizationAPIView):
                 data=request.data, vendors=selectors.vendors_for(organization=org.organization)
             )
         )
-        assessment = services.assessment_create(
+        assessment = assessment_create(
             organization=org.organization,
             vendor=data["vendor"],
             questionnaire_key=data["questionnaire"],
@@ -228,7 +233,7 @@ class AssessmentAnswers(OrganizationAPIView):
         assessment = _assessment(org, assessment_id)
         data = _valid(AnswersInputSerializer(data=request.data))
         answers, comments = data.get("answers"), data.get("comments")
-        changed = services.answers_save(
+        changed = answers_save(
             assessment=assessment,
             answers=answers,
             comments=comments,
@@ -262,7 +267,7 @@ class AssessmentEvidence(OrganizationAPIView):
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
         data = _valid(EvidenceInputSerializer(data=request.data))
-        evidence = services.evidence_add(
+        evidence = evidence_add(
             assessment=assessment,
             question_code=data["question"],
             upload=data["file"],
@@ -287,7 +292,7 @@ class AssessmentSubmit(OrganizationAPIView):
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
-        run = services.assessment_submit(assessment=assessment, actor=org.user, channel=Channel.API)
+        run = assessment_submit(assessment=assessment, actor=org.user, channel=Channel.API)
         return _queued_response(run)
 
 
@@ -305,7 +310,7 @@ class AssessmentRescore(OrganizationAPIView):
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
-        run = services.assessment_rescore(assessment=assessment, member=org, channel=Channel.API)
+        run = assessment_rescore(assessment=assessment, member=org, channel=Channel.API)
         return _queued_response(run)
 
 
@@ -346,7 +351,7 @@ class AssessmentReview(OrganizationAPIView):
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
         data = _valid(ReviewInputSerializer(data=request.data))
-        review = services.review_record(
+        review = review_record(
             assessment=assessment,
             member=org,
             decision=data["decision"],

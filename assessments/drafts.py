@@ -25,7 +25,7 @@ from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, is_blank
 
 from .answer_forms import shown_value
 from .models import Answer, AnswerDraft, Assessment, VendorLink
-from .services import (
+from .services.answers import (
     answer_values,
     editable_codes,
     require_answer_capabilities,

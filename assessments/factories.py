@@ -21,9 +21,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from accounts.tenancy import OrgContext
 from questionnaires.models import QuestionnaireVersion
 
-from . import services
 from .models import Assessment, Channel, Vendor
 from .scoring_runs import scoring_run_execute
+from .services.answers import answers_save, assessment_create
+from .services.evidence import evidence_add
+from .services.submission import assessment_submit
+from .services.vendor_links import vendor_link_issue
+from .services.vendors import vendor_create
 
 ROOT = Path(settings.BASE_DIR)
 EXAMPLES_DIR = ROOT / "examples"
@@ -60,7 +64,7 @@ def logs(*names: str) -> tuple[tuple[str, Path], ...]:
 def incident_vendor(
     *, member: OrgContext, name: str = VENDOR_NAME, channel: str = Channel.WEB, **fields: Any
 ) -> Vendor:
-    return services.vendor_create(
+    return vendor_create(
         organization=member.organization,
         actor=member.user,
         channel=channel,
@@ -104,7 +108,7 @@ def incident_assessment(
     all_answers = {**document["answers"], **(answers or {})}
     all_comments = {**document.get("comments", {}), **(comments or {})}
     vendor = vendor or incident_vendor(member=member, channel=channel)
-    assessment = services.assessment_create(
+    assessment = assessment_create(
         organization=member.organization,
         vendor=vendor,
         questionnaire_key=questionnaire.key,
@@ -114,7 +118,7 @@ def incident_assessment(
         answers={code: value for code, value in all_answers.items() if code in buyer_codes},
     )
     if buyer_comments := {k: v for k, v in all_comments.items() if k in buyer_codes}:
-        services.answers_save(
+        answers_save(
             assessment=assessment,
             answers={},
             comments=buyer_comments,
@@ -125,17 +129,15 @@ def incident_assessment(
     vendor_answers = {k: v for k, v in all_answers.items() if k not in buyer_codes}
     vendor_comments = {k: v for k, v in all_comments.items() if k not in buyer_codes}
     if through_link:
-        link, _token = services.vendor_link_issue(
+        link, _token = vendor_link_issue(
             assessment=assessment, contact_email=VENDOR_CONTACT, member=member, channel=channel
         )
         by: dict[str, Any] = {"vendor_link": link, "channel": Channel.VENDOR_LINK}
     else:
         by = {"actor": member.user, "channel": channel}
-    services.answers_save(
-        assessment=assessment, answers=vendor_answers, comments=vendor_comments, **by
-    )
+    answers_save(assessment=assessment, answers=vendor_answers, comments=vendor_comments, **by)
     for code, path in logs(LAUNCH_LOG) if evidence is None else evidence:
-        services.evidence_add(assessment=assessment, question_code=code, upload=upload(path), **by)
+        evidence_add(assessment=assessment, question_code=code, upload=upload(path), **by)
     if submit:
         return submit_and_score(assessment, score=score, **by)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)
@@ -144,7 +146,7 @@ def incident_assessment(
 def submit_and_score(assessment: Assessment, *, score: bool = True, **by: Any) -> Assessment:
     """Submit (as `by`: `actor=` or `vendor_link=`, and `channel=`) and, with `score`, score
     the run in this process (what the Celery task calls), so no worker is needed."""
-    run = services.assessment_submit(assessment=assessment, **by)
+    run = assessment_submit(assessment=assessment, **by)
     if score:
         scoring_run_execute(run_id=run.pk)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)

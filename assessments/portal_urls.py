@@ -2,20 +2,20 @@
 
 from django.urls import path
 
-from . import portal
+from .portal import pages, sections
 
 app_name = "portal"
 
 urlpatterns = [
-    path("<str:token>/", portal.landing, name="landing"),
-    path("<str:token>/s/<str:section_code>/", portal.section, name="section"),
-    path("<str:token>/s/<str:section_code>/draft/", portal.autosave, name="autosave"),
-    path("<str:token>/review/", portal.review, name="review"),
-    path("<str:token>/thanks/", portal.thanks, name="thanks"),
-    path("<str:token>/language/", portal.language, name="language"),
+    path("<str:token>/", pages.landing, name="landing"),
+    path("<str:token>/s/<str:section_code>/", sections.section, name="section"),
+    path("<str:token>/s/<str:section_code>/draft/", sections.autosave, name="autosave"),
+    path("<str:token>/review/", pages.review, name="review"),
+    path("<str:token>/thanks/", pages.thanks, name="thanks"),
+    path("<str:token>/language/", pages.language, name="language"),
     path(
         "<str:token>/configuration-change/",
-        portal.configuration_change,
+        pages.configuration_change,
         name="configuration_change",
     ),
 ]

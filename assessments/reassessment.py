@@ -42,7 +42,8 @@ from .models import (
     RiskTier,
     VendorLink,
 )
-from .services import _require_member, answers_save, assessment_create
+from .services.answers import answers_save, assessment_create
+from .services.guards import require_member
 from .storage import evidence_storage
 from .vendor_mail import renewal_notify
 
@@ -153,7 +154,7 @@ def renewal_start(
     `member` is an assessor, `vendor_link` a vendor declaring a configuration change through
     its link; neither is the reminder sweep. Refused while another renewal is open."""
     if member is not None:
-        _require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+        require_member(member, assessment, Capability.EDIT_ASSESSMENT)
     if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
         raise ServiceError({"assessment": [_("Unknown assessment.")]})
     actor = member.user if member is not None else None

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from config.api import InputSerializer
 from questionnaires.validation import MAX_CODES_PER_REQUEST, too_many_codes_message
-from scoring.engine import EvidenceItem
+from scoring.results import EvidenceItem
 
 from .models import (
     Assessment,
@@ -159,7 +159,7 @@ class AssessmentSerializer(serializers.ModelSerializer):
 
 
 class EvidenceItemSerializer(serializers.Serializer):
-    """One reason a finding fired, as data (`scoring.engine.EvidenceItem`)."""
+    """One reason a finding fired, as data (`scoring.results.EvidenceItem`)."""
 
     kind = serializers.ChoiceField(choices=["answer", "derived", "log"])
     code = serializers.CharField(

@@ -19,7 +19,7 @@ from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
 from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
-from .services import vendor_link_issue, vendor_link_url, vendor_question_url
+from .services.vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
 @dataclass(frozen=True)

@@ -104,8 +104,9 @@ def build_portfolio(assessments: int) -> None:
     from accounts.roles import Role
     from accounts.services import membership_add, organization_create
     from accounts.tenancy import org_context_for
-    from assessments import factories, services
+    from assessments import factories
     from assessments.models import Assessment, Channel
+    from assessments.services.reviews import review_record
     from bench.portfolio import copy_assessments
 
     logging.disable(logging.INFO)
@@ -134,7 +135,7 @@ def build_portfolio(assessments: int) -> None:
         return factories.incident_vendor(member=assessor, name=name)
 
     launch = factories.incident_assessment(member=assessor, vendor=vendor("Launch Inference Co"))
-    services.review_record(
+    review_record(
         assessment=launch, member=reviewer, decision="approved_with_conditions",
         conditions="Re-test after the next KV pool change.", channel=Channel.WEB,
     )  # fmt: skip

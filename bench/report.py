@@ -60,7 +60,7 @@ def incident_run():
     from accounts.tenancy import org_context_of
     from assessments import factories
     from assessments.models import Channel
-    from assessments.services import review_record
+    from assessments.services.reviews import review_record
 
     organization = organization_create(name="Harbour Bank", owner_email="owner@bench.test")
     owner = User.objects.get(email="owner@bench.test")

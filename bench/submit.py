@@ -69,7 +69,7 @@ def wait_until(done: callable, timeout: float = 600) -> None:
 
 def submit_latencies(member: object, assessments: list, *, burst: bool) -> list[float]:
     from assessments.models import Assessment, Channel
-    from assessments.services import assessment_submit
+    from assessments.services.submission import assessment_submit
 
     submitted: dict[int, float] = {}
     scored: dict[int, float] = {}
@@ -95,7 +95,7 @@ def submit_latencies(member: object, assessments: list, *, burst: bool) -> list[
 def rescore_queued(member: object, assessments: list) -> list[int]:
     """Runs for a rescore of each assessment, through `assessment_rescore`."""
     from assessments.models import Channel
-    from assessments.services import assessment_rescore
+    from assessments.services.submission import assessment_rescore
 
     return [
         assessment_rescore(assessment=a, member=member, channel=Channel.WEB).pk for a in assessments

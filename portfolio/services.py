@@ -27,7 +27,7 @@ from assessments.audit import audit_record
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
 from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
-from assessments.services import scoring_run_create
+from assessments.services.submission import scoring_run_create
 from core.errors import ForbiddenError, ServiceError
 from core.tasks import TRANSIENT_ERRORS
 from scoring.models import Ruleset

@@ -21,9 +21,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import Channel
-from assessments.portal import Portal, portal_context, portal_view, question_url
+from assessments.portal.access import Portal, portal_view
+from assessments.portal.common import portal_context, question_url
 from assessments.presenters.formats import format_tokens
-from assessments.services import answer_values, probe_consented
+from assessments.services.answers import answer_values, probe_consented
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
 

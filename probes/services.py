@@ -26,7 +26,9 @@ from accounts.models import User
 from accounts.roles import Capability
 from assessments.audit import audit_record
 from assessments.models import Assessment, AssessmentStatus, Channel, EvidenceFile, VendorLink
-from assessments.services import ConflictError, ServiceError, evidence_add, probe_consented
+from assessments.services.answers import probe_consented
+from assessments.services.evidence import evidence_add
+from core.errors import ConflictError, ServiceError
 from questionnaires.validation import visibility_for
 
 from .endpoint import ApiKey, ProbeInputError, endpoint_validate

@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from assessments.answering import Answerer
-from assessments.portal import Portal, portal_context, portal_view
+from assessments.portal.access import Portal, portal_view
+from assessments.portal.common import portal_context
 from core.web import error_summary
 
 from . import services

@@ -25,11 +25,16 @@ from django.utils.translation import gettext as _
 
 from accounts.roles import Capability
 from assessments import lifecycle
-from assessments import services as assessment_services
 from assessments.answer_forms import CatalogueAnswersForm, comment_name
 from assessments.answering import Answerer, answer_form
 from assessments.audit import audit_record
 from assessments.models import Assessment
+from assessments.services.answers import (
+    answer_values,
+    answers_save,
+    buyer_section_codes,
+    require_answers_open,
+)
 from core.errors import ServiceError
 from core.text import readable_name
 from questionnaires.spec import Question, Section
@@ -96,7 +101,7 @@ def workbook_sections(answerer: Answerer) -> list[Section]:
     spec = answerer.assessment.questionnaire.spec
     if answerer.vendor_link is not None or answerer.member is None:
         return [s for s in spec.sections if s.vendor_facing]
-    buyer = assessment_services.buyer_section_codes(spec)
+    buyer = buyer_section_codes(spec)
     return [
         s
         for s in spec.sections
@@ -140,7 +145,7 @@ def workbook_export(*, answerer: Answerer, language: str) -> ExportedWorkbook:
         assessment_id=assessment.pk,
         spec=spec,
         sections=sections,
-        values=assessment_services.answer_values(assessment),
+        values=answer_values(assessment),
         comments=comments,
         files=files,
         editable=workbook_editable_codes(answerer, sections),
@@ -162,11 +167,11 @@ def workbook_import(*, answerer: Answerer, upload: UploadedFile, language: str) 
     with translation.override(language):
         filled = read_workbook(upload, size=upload.size or 0)
         _require_this_assessment(filled.layout, assessment)
-        assessment_services.require_answers_open(assessment)
+        require_answers_open(assessment)
         form, problems = _checked_form(answerer, filled, language)
         if problems:
             raise WorkbookInvalid(problems)
-        changed = assessment_services.answers_save(
+        changed = answers_save(
             assessment=assessment,
             answers=form.answers(),
             comments=form.comments(),
@@ -246,7 +251,7 @@ def _checked_form(
                 problems.append(CellError(sheet="", row=0, code=code, message=str(message)))
             else:
                 problems.append(_cell_error(row, message))
-    saved = assessment_services.answer_values(answerer.assessment)
+    saved = answer_values(answerer.assessment)
     saved_comments = dict(answerer.assessment.answers.values_list("question_code", "comment"))
     for code, row in filled.rows.items():
         if code in form.editable_codes or any(p.code == code for p in problems):

@@ -5,7 +5,7 @@ import pytest
 
 from assessments import factories
 from assessments.models import Channel
-from assessments.services import review_record
+from assessments.services.reviews import review_record
 from assessments.tasks import score_assessment_run
 from core.errors import ForbiddenError, ServiceError
 from questionnaires.spec import version_key

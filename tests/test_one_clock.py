@@ -9,7 +9,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from assessments.models import Channel, VendorLink
-from assessments.services import vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
 from reports.context import report_context
 from tests.personas import member_of
 from tests.web.conftest import make_draft, make_scored

@@ -25,9 +25,13 @@ from PIL import Image
 from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create, organization_update_branding
 from accounts.tenancy import OrgContext
-from assessments import services
 from assessments.models import Channel
 from assessments.scoring_runs import scoring_run_execute
+from assessments.services.answers import assessment_create
+from assessments.services.evidence import evidence_add
+from assessments.services.submission import assessment_submit
+from assessments.services.vendor_links import vendor_link_issue
+from assessments.services.vendors import vendor_create
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
@@ -240,10 +244,10 @@ def world(django_db_setup, django_db_blocker, world_media):
         answers = launch_answer_file()["answers"]
 
         def scored_assessment(organization, actor):
-            vendor = services.vendor_create(
+            vendor = vendor_create(
                 organization=organization, actor=actor, channel=Channel.WEB, name="Inferno AI"
             )
-            assessment = services.assessment_create(
+            assessment = assessment_create(
                 organization=organization,
                 vendor=vendor,
                 questionnaire_key=QUESTIONNAIRE,
@@ -254,26 +258,24 @@ def world(django_db_setup, django_db_blocker, world_media):
             upload = SimpleUploadedFile(
                 "prefill.log", (LOGS / "sglang-prefill-glm53-launch.log").read_bytes()
             )
-            evidence = services.evidence_add(
+            evidence = evidence_add(
                 assessment=assessment,
                 question_code="CTX-08",
                 upload=upload,
                 actor=actor,
                 channel=Channel.WEB,
             )
-            link, token = services.vendor_link_issue(
+            link, token = vendor_link_issue(
                 assessment=assessment,
                 contact_email="sec@vendor.test",
                 member=member_of(actor),
                 channel=Channel.WEB,
             )
-            run = services.assessment_submit(
-                assessment=assessment, actor=actor, channel=Channel.WEB
-            )
+            run = assessment_submit(assessment=assessment, actor=actor, channel=Channel.WEB)
             scoring_run_execute(run_id=run.pk)
             # A second, still editable assessment for the portal's evidence pages; it answers
             # questionnaire v2 and consents to the probe (PRB-01), so the probe page opens.
-            editable = services.assessment_create(
+            editable = assessment_create(
                 organization=organization,
                 vendor=vendor,
                 questionnaire_key=QUESTIONNAIRE_V2,
@@ -281,14 +283,14 @@ def world(django_db_setup, django_db_blocker, world_media):
                 channel=Channel.WEB,
                 answers={**answers, "PRB-01": "yes"},
             )
-            services.evidence_add(
+            evidence_add(
                 assessment=editable,
                 question_code="CTX-08",
                 upload=SimpleUploadedFile("p.log", b"not a log"),
                 actor=actor,
                 channel=Channel.WEB,
             )
-            _link, editable_token = services.vendor_link_issue(
+            _link, editable_token = vendor_link_issue(
                 assessment=editable,
                 contact_email="sec@vendor.test",
                 member=member_of(actor),

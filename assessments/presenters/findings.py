@@ -1,6 +1,6 @@
 """Findings as a reader reads them — the one presenter of the findings page and the PDF.
 
-A finding's evidence is stored as data (`scoring.engine.EvidenceItem`); here each item becomes
+A finding's evidence is stored as data (`scoring.results.EvidenceItem`); here each item becomes
 an `EvidenceLine` in the reader's language: an answer as the member reads it (from the answers
 the run scored, not today's), a derived value with its label and unit from the ruleset, or a
 log line quoted exactly. The web page and the PDF print the same lines with the same labels.
@@ -17,7 +17,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from questionnaires.spec import QuestionnaireSpec, Text
-from scoring.engine import EvidenceItem, EvidenceKind
+from scoring.results import EvidenceItem, EvidenceKind
 from scoring.spec import SEVERITIES, FrameworkRef, RulesetSpec
 
 from ..models import Finding, RiskDecision

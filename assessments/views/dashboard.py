@@ -18,8 +18,9 @@ from core.errors import ServiceError
 from core.web import add_errors, error_summary
 
 from .. import forms as web_forms
-from .. import selectors, services
+from .. import selectors
 from ..models import AssessmentStatus, Channel, RiskTier
+from ..services import vendors as vendor_services
 from .common import OPEN_STATUSES, PAGE_SIZE, capabilities, list_rows
 
 
@@ -109,7 +110,7 @@ def vendor_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     then_assess = request.GET.get("then") == "assess" or request.POST.get("then") == "assess"
     if request.method == "POST" and form.is_valid():
         try:
-            vendor = services.vendor_create(
+            vendor = vendor_services.vendor_create(
                 organization=org.organization,
                 actor=org.user,
                 channel=Channel.WEB,
@@ -148,7 +149,7 @@ def vendor_edit(request: HttpRequest, org: OrgContext, vendor_id: int) -> HttpRe
         changed = {name: form.cleaned_data[name] for name in form.changed_data}
         try:
             if changed:
-                services.vendor_update(
+                vendor_services.vendor_update(
                     vendor=vendor, actor=org.user, channel=Channel.WEB, **changed
                 )
         except ServiceError as exc:

@@ -26,13 +26,16 @@ from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import missing_required
 
 from .. import forms as web_forms
-from .. import selectors, services
+from .. import selectors
 from ..lifecycle import allowed_events
 from ..models import Assessment, AssessmentStatus, Channel
 from ..presenters.answers import FileRef, answer_sections
 from ..presenters.audit import audit_rows
 from ..presenters.evidence import describe_evidence
 from ..presenters.progress import section_progress
+from ..services import answers as answer_services
+from ..services import submission as submission_services
+from ..services import vendor_links as vendor_link_services
 from .common import assessment_for, assessment_tabs, page_language, poll_interval
 
 # The reports app's block for the assessment page: the agreed name first, then the request form
@@ -72,7 +75,7 @@ def _next_step(assessment: Assessment, missing_use: list[str]) -> str:
 
 
 def _progress_context(assessment: Assessment, spec: QuestionnaireSpec) -> dict[str, Any]:
-    values = services.answer_values(assessment)
+    values = answer_services.answer_values(assessment)
     evidence = list(selectors.evidence_for(assessment=assessment))
     progress = section_progress(spec, values, {e.question_code for e in evidence}, page_language())
     return {
@@ -120,7 +123,7 @@ def _render_detail(
     language = page_language()
     progress = _progress_context(assessment, spec)
     missing_use = missing_required(
-        spec, progress["values"], sections=services.buyer_section_codes(spec)
+        spec, progress["values"], sections=answer_services.buyer_section_codes(spec)
     )
     answers = list(assessment.answers.all())
     files: dict[str, list[FileRef]] = defaultdict(list)
@@ -209,7 +212,7 @@ def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> 
     form = web_forms.InviteForm(request.POST)
     if form.is_valid():
         try:
-            _link, token = services.vendor_link_issue(
+            _link, token = vendor_link_services.vendor_link_issue(
                 assessment=assessment,
                 contact_email=form.cleaned_data["contact_email"],
                 contact_name=form.cleaned_data["contact_name"].strip(),
@@ -237,7 +240,7 @@ def _show_link_once(request: HttpRequest, assessment_id: int, token: str, email:
     """Hand the new link to the next page view of the assessment, which shows it once (the
     database keeps only the token's hash; the session holds it until that page pops it)."""
     request.session[ISSUED_LINK_SESSION_KEY % assessment_id] = {
-        "url": services.vendor_link_url(token),
+        "url": vendor_link_services.vendor_link_url(token),
         "email": email,
     }
 
@@ -266,7 +269,7 @@ def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) ->
             danger=False,
         )
     try:
-        _new_link, token = services.vendor_link_issue(
+        _new_link, token = vendor_link_services.vendor_link_issue(
             assessment=link.assessment,
             contact_email=link.contact_email,
             contact_name=link.contact_name,
@@ -300,7 +303,7 @@ def vendor_link_revoke(request: HttpRequest, org: OrgContext, link_id: int) -> H
             confirm_label=_("Revoke the link"),
             cancel_url=links_url,
         )
-    services.vendor_link_revoke(link=link, member=org, channel=Channel.WEB)
+    vendor_link_services.vendor_link_revoke(link=link, member=org, channel=Channel.WEB)
     messages.success(
         request, _("The link for %(email)s was revoked.") % {"email": link.contact_email}
     )
@@ -312,7 +315,9 @@ def vendor_link_revoke(request: HttpRequest, org: OrgContext, link_id: int) -> H
 def assessment_rescore(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     assessment = assessment_for(org, assessment_id)
     try:
-        services.assessment_rescore(assessment=assessment, member=org, channel=Channel.WEB)
+        submission_services.assessment_rescore(
+            assessment=assessment, member=org, channel=Channel.WEB
+        )
     except ServiceError as exc:
         add_messages(request, exc)
     else:

@@ -24,11 +24,12 @@ from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import QuestionnaireSpec
 
 from .. import forms as web_forms
-from .. import selectors, services
+from .. import selectors
 from ..answer_forms import CatalogueAnswersForm
 from ..answering import Answerer, answer_form, autosave_response, keep_drafts, save
 from ..lifecycle import EDITABLE_STATUSES
 from ..models import Channel
+from ..services import answers as answer_services
 from .common import assessment_for, assessment_tabs, page_language
 
 
@@ -57,7 +58,7 @@ def _use_form(spec: QuestionnaireSpec, data: Any = None) -> CatalogueAnswersForm
     return CatalogueAnswersForm(
         data,
         questionnaire=spec,
-        section_codes=services.buyer_section_codes(spec),
+        section_codes=answer_services.buyer_section_codes(spec),
         language=page_language(),
         require_answers=True,
     )
@@ -88,7 +89,7 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
         if valid and use_form is not None:
             try:
                 with transaction.atomic():
-                    assessment = services.assessment_create(
+                    assessment = answer_services.assessment_create(
                         organization=org.organization,
                         vendor=form.cleaned_data["vendor"],
                         questionnaire_key=form.cleaned_data["questionnaire"],
@@ -98,7 +99,7 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
                         answers={k: v for k, v in use_form.answers().items() if v is not None},
                     )
                     if comments := {k: v for k, v in use_form.comments().items() if v}:
-                        services.answers_save(
+                        answer_services.answers_save(
                             assessment=assessment,
                             answers={},
                             comments=comments,
@@ -166,7 +167,7 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
     use_form = (
         answer_form(
             answerer,
-            services.buyer_section_codes(spec),
+            answer_services.buyer_section_codes(spec),
             page_language(),
             data,
             require_answers=True,
@@ -189,7 +190,7 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
                 keep_drafts(answerer, use_form)
         if refused is None:
             if "due_date" in date_form.changed_data:
-                services.assessment_update(
+                answer_services.assessment_update(
                     assessment=assessment,
                     actor=org.user,
                     channel=Channel.WEB,
@@ -228,6 +229,6 @@ def assessment_edit_autosave(
     """htmx: keep the buyer's answers being typed as drafts."""
     assessment = assessment_for(org, assessment_id)
     answerer = Answerer(assessment=assessment, member=org)
-    sections = services.buyer_section_codes(assessment.questionnaire.spec)
+    sections = answer_services.buyer_section_codes(assessment.questionnaire.spec)
     form = answer_form(answerer, sections, page_language(), request.POST)
     return autosave_response(request, answerer, form)

@@ -26,11 +26,12 @@ from scoring.models import Framework
 from scoring.spec import FrameworkRef
 
 from .. import forms as web_forms
-from .. import selectors, services
+from .. import selectors
 from ..models import Assessment, Channel, RiskDecision, RunStatus, ScoringRun
 from ..presenters.charts import coverage_chart
 from ..presenters.findings import FindingView, finding_views, score_explanation
 from ..presenters.probe import probe_view_of_run
+from ..services.reviews import risk_decision_record
 from .common import assessment_for, assessment_tabs, page_language, poll_interval
 from .review import review_blockers
 
@@ -180,7 +181,7 @@ def risk_decision_create(
     form = web_forms.RiskDecisionForm(request.POST, auto_id=f"id_{rule_id}_%s")
     if form.is_valid():
         try:
-            services.risk_decision_record(
+            risk_decision_record(
                 assessment=assessment,
                 rule_id=rule_id,
                 kind=form.cleaned_data["kind"],

@@ -17,8 +17,9 @@ from core.web import add_errors, error_summary
 from scoring.spec import SEVERITIES
 
 from .. import forms as web_forms
-from .. import selectors, services
+from .. import selectors
 from ..models import Assessment, AssessmentStatus, Channel, ReviewDecision
+from ..services.reviews import review_record, reviewer_conflict
 from .common import assessment_for, assessment_tabs, page_language
 
 
@@ -35,7 +36,7 @@ def review_blockers(org: OrgContext, assessment: Assessment) -> list[str]:
             _("Sign-off is possible once the assessment is scored; it is now “%(status)s”.")
             % {"status": assessment.get_status_display()}
         )
-    if org.can("review") and services.reviewer_conflict(assessment=assessment, reviewer=org.user):
+    if org.can("review") and reviewer_conflict(assessment=assessment, reviewer=org.user):
         reasons.append(
             _(
                 "You created, edited or submitted this assessment: another reviewer must decide "
@@ -65,7 +66,7 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                 form.add_error(None, reason)
         elif form.is_valid():
             try:
-                review = services.review_record(
+                review = review_record(
                     assessment=assessment,
                     member=org,
                     decision=form.cleaned_data["decision"],

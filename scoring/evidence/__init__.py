@@ -36,14 +36,13 @@ from scoring.evidence.probe_results import (
     ProbeParseResult,
     parse_probe_result,
 )
-from scoring.evidence.startup_logs import (
-    DEFAULT_MAX_BYTES,
+from scoring.evidence.startup_log_results import (
     EngineInstance,
     LogParseResult,
     LogSummary,
-    parse_startup_log,
     summarize_logs,
 )
+from scoring.evidence.startup_logs import DEFAULT_MAX_BYTES, parse_startup_log
 
 __all__ = [
     "BYTES_PER_VALUE",

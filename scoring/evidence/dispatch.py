@@ -12,7 +12,8 @@ from typing import Any, BinaryIO, Protocol
 from questionnaires.spec import FILE_PARSERS
 from scoring.evidence.kv_sizing import ModelConfigParseResult, parse_model_config
 from scoring.evidence.probe_results import ProbeParseResult, parse_probe_result
-from scoring.evidence.startup_logs import DEFAULT_MAX_BYTES, LogParseResult, parse_startup_log
+from scoring.evidence.startup_log_results import LogParseResult
+from scoring.evidence.startup_logs import DEFAULT_MAX_BYTES, parse_startup_log
 
 __all__ = ["PARSER_KINDS", "EvidenceParseResult", "parse_evidence", "stored_parse_result"]
 

@@ -9,12 +9,9 @@ from rest_framework.test import APIClient
 
 from accounts.services import api_token_create
 from assessments.models import Channel
-from assessments.services import (
-    answers_save,
-    assessment_create,
-    assessment_submit,
-    vendor_create,
-)
+from assessments.services.answers import answers_save, assessment_create
+from assessments.services.submission import assessment_submit
+from assessments.services.vendors import vendor_create
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"

@@ -3,7 +3,8 @@ import datetime as dt
 import pytest
 
 from assessments.models import Answer, Assessment, AuditEvent, Channel
-from assessments.services import assessment_create, vendor_create
+from assessments.services.answers import assessment_create
+from assessments.services.vendors import vendor_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 

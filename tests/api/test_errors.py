@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from assessments.lifecycle import IllegalTransition
 from assessments.models import Assessment, Vendor
-from assessments.services import ConflictError, ServiceError
 from config.api import exception_handler
+from core.errors import ConflictError, ServiceError
 from questionnaires.validation import AnswerValidationError
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]

@@ -8,7 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assessments.models import Channel, EvidenceFile
-from assessments.services import assessment_create, newest_ruleset_for
+from assessments.services.answers import assessment_create
+from assessments.services.submission import newest_ruleset_for
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]

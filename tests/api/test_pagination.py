@@ -6,7 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from assessments.models import Channel
-from assessments.services import assessment_create, assessment_update, vendor_create
+from assessments.services.answers import assessment_create, assessment_update
+from assessments.services.vendors import vendor_create
 from tests.api.test_vendors import add_vendors
 
 LIST = "/api/v1/assessments/"

@@ -21,7 +21,7 @@ from assessments.models import (
     Review,
     Vendor,
 )
-from assessments.services import assessment_create
+from assessments.services.answers import assessment_create
 from config.api import OrganizationAPIView
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]

@@ -1,7 +1,7 @@
 import pytest
 
 from assessments.models import AuditEvent, Channel, Vendor
-from assessments.services import vendor_create
+from assessments.services.vendors import vendor_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 

@@ -22,13 +22,11 @@ from django.db import transaction
 
 from accounts.models import User
 from assessments.models import Assessment, Channel
-from assessments.services import (
-    assessment_create,
-    assessment_submit,
-    evidence_add,
-    vendor_create,
-    vendor_link_issue,
-)
+from assessments.services.answers import assessment_create
+from assessments.services.evidence import evidence_add
+from assessments.services.submission import assessment_submit
+from assessments.services.vendor_links import vendor_link_issue
+from assessments.services.vendors import vendor_create
 from questionnaires.models import QuestionnaireVersion
 from tests.personas import PASSWORD, member_of
 

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments.models import Answer, Channel
-from assessments.services import vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
 from tests.personas import member_of
 from tests.web.conftest import make_draft
 

@@ -7,7 +7,8 @@ from django.urls import reverse
 
 from assessments.drafts import drafts_for, drafts_save
 from assessments.models import AnswerDraft, Channel
-from assessments.services import answer_values, answers_save, vendor_link_issue
+from assessments.services.answers import answer_values, answers_save
+from assessments.services.vendor_links import vendor_link_issue
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from tests.personas import member_of
 from tests.web.conftest import make_draft, make_scored

@@ -30,13 +30,10 @@ from assessments.models import (
     RunStatus,
     ScoringRun,
 )
-from assessments.services import (
-    answers_save,
-    assessment_create,
-    evidence_add,
-    vendor_create,
-    vendor_link_issue,
-)
+from assessments.services.answers import answers_save, assessment_create
+from assessments.services.evidence import evidence_add
+from assessments.services.vendor_links import vendor_link_issue
+from assessments.services.vendors import vendor_create
 from reports.models import Report, ReportStatus
 from reports.services import report_file
 from tests.personas import member_of

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from assessments import factories
 from assessments.models import Assessment, AuditEvent, EvidenceFile, RunStatus
-from assessments.services import vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
 from reports.context import report_context
 from reports.rendering import render_report

@@ -3,8 +3,8 @@ broker that redelivers) never duplicates findings."""
 
 import pytest
 
-from assessments import services
 from assessments.models import AuditEvent, Finding, ScoringRun
+from assessments.services import submission as submission_services
 
 from .steps import answered_assessment, assessment_detail, queue_scoring, run_detail, wait_for_run
 
@@ -62,7 +62,7 @@ def test_a_run_delivered_twice_before_it_finished_is_scored_once(api, worker, mo
     assessment_id = answered_assessment(api)["assessment"]
     with monkeypatch.context() as patched:
         # The submission's own message is lost: the run stays queued until we deliver it.
-        patched.setattr(services, "publish_on_commit", lambda *args, **kwargs: None)
+        patched.setattr(submission_services, "publish_on_commit", lambda *args, **kwargs: None)
         run_id = queue_scoring(api, assessment_id)
     assert run_detail(api, assessment_id, run_id)["status"] == "queued"
 

@@ -34,7 +34,7 @@ def test_a_batch_finishes_after_its_worker_is_killed_with_each_assessment_rescor
     settings.RESCORE_CHUNK_SIZE = 2  # many chunks: the worker dies with some done, some not
     with monkeypatch.context() as patched:
         # Last year's results, scored here with v1 (their own scoring messages are not sent).
-        patched.setattr("assessments.services.publish_on_commit", lambda *args: None)
+        patched.setattr("assessments.services.submission.publish_on_commit", lambda *args: None)
         assessments = [
             scored_with(
                 V1,

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from assessments.audit import audit_chain_verify
 from assessments.models import Assessment, AuditEvent, Channel, Finding, RunStatus, ScoringRun
-from assessments.services import assessment_rescore
+from assessments.services.submission import assessment_rescore
 from assessments.tasks import score_assessment_runs
 from bench.portfolio import copy_assessments
 from tests.personas import member_of

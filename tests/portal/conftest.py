@@ -10,7 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from assessments.models import Channel
-from assessments.services import assessment_create, vendor_create, vendor_link_issue
+from assessments.services.answers import assessment_create
+from assessments.services.vendor_links import vendor_link_issue
+from assessments.services.vendors import vendor_create
 from tests.personas import member_of
 
 ROOT = Path(__file__).resolve().parents[2]

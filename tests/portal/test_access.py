@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from assessments.models import Channel, EvidenceFile
-from assessments.services import evidence_add, vendor_link_issue, vendor_link_revoke
+from assessments.services.evidence import evidence_add
+from assessments.services.vendor_links import vendor_link_issue, vendor_link_revoke
 from tests.personas import member_of
 
 from .conftest import log_upload, make_assessment, portal_url

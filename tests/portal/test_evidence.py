@@ -4,7 +4,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assessments.models import Channel, EvidenceFile, ReviewDecision
-from assessments.services import answers_save, assessment_submit, evidence_add, review_record
+from assessments.services.answers import answers_save
+from assessments.services.evidence import evidence_add
+from assessments.services.reviews import review_record
+from assessments.services.submission import assessment_submit
 from tests.personas import member_of
 
 from .conftest import log_upload, portal_url, vendor_answers

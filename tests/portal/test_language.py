@@ -3,7 +3,7 @@
 import pytest
 
 from assessments.models import Channel
-from assessments.services import vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
 from tests.personas import member_of
 
 from .conftest import portal_url

@@ -3,7 +3,7 @@
 import pytest
 
 from assessments.models import AssessmentStatus, Channel, Finding
-from assessments.services import answers_save
+from assessments.services.answers import answers_save
 
 from .conftest import portal_url, vendor_answers
 

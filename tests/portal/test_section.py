@@ -5,7 +5,9 @@ import re
 import pytest
 
 from assessments.models import Answer, AnswerRevision, Channel, ReviewDecision
-from assessments.services import answer_values, answers_save, assessment_submit, review_record
+from assessments.services.answers import answer_values, answers_save
+from assessments.services.reviews import review_record
+from assessments.services.submission import assessment_submit
 from tests.personas import member_of
 
 from .conftest import portal_url, vendor_answers

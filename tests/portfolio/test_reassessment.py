@@ -23,14 +23,11 @@ from assessments.reassessment import (
     reassessment_policy_update,
     renewal_start,
 )
-from assessments.services import (
-    answer_values,
-    assessment_create,
-    assessment_submit,
-    review_record,
-    vendor_create,
-    vendor_link_resolve,
-)
+from assessments.services.answers import answer_values, assessment_create
+from assessments.services.reviews import review_record
+from assessments.services.submission import assessment_submit
+from assessments.services.vendor_links import vendor_link_resolve
+from assessments.services.vendors import vendor_create
 from assessments.storage import evidence_storage
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from outbox.models import EmailKind, OutboundEmail

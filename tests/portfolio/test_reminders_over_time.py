@@ -24,14 +24,10 @@ from assessments.models import (
     RiskDecisionKind,
 )
 from assessments.scoring_runs import scoring_run_execute
-from assessments.services import (
-    answer_values,
-    answers_save,
-    assessment_submit,
-    review_record,
-    risk_decision_record,
-    vendor_link_resolve,
-)
+from assessments.services.answers import answer_values, answers_save
+from assessments.services.reviews import review_record, risk_decision_record
+from assessments.services.submission import assessment_submit
+from assessments.services.vendor_links import vendor_link_resolve
 from outbox.models import EmailKind, OutboundEmail
 from portfolio.reminders import reminders_send
 from tests.personas import member_of

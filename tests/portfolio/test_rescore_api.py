@@ -202,7 +202,7 @@ def test_reviewers_and_viewers_see_batches_but_cannot_start_one(
 
 @pytest.fixture
 def draft_of_acme(portfolio, personas):
-    from assessments.services import assessment_create
+    from assessments.services.answers import assessment_create
 
     (launch, _remediated), _other = portfolio
     return assessment_create(

@@ -11,7 +11,8 @@ import pytest
 from django.utils import timezone
 
 from assessments.models import Channel
-from assessments.services import answers_save, assessment_create, vendor_create
+from assessments.services.answers import answers_save, assessment_create
+from assessments.services.vendors import vendor_create
 from probes.services import probe_setup_save
 from tests.personas import member_of
 from tests.portal.conftest import make_assessment, use_answers

@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from assessments.models import AuditEvent, Channel, EvidenceFile
-from assessments.services import answers_save, vendor_link_issue
+from assessments.services.answers import answers_save
+from assessments.services.vendor_links import vendor_link_issue
 from probes.keystore import key_decrypt
 from probes.models import ProbeSetup
 from tests.personas import member_of

@@ -10,7 +10,8 @@ from django.db import connection
 from django.utils import timezone
 
 from assessments.models import AuditEvent, Channel
-from assessments.services import ConflictError, ServiceError, vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
+from core.errors import ConflictError, ServiceError
 from probes.keystore import key_decrypt
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
 from probes.services import (

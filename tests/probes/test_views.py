@@ -17,7 +17,8 @@ from accounts.services import api_token_create
 from assessments import factories
 from assessments.models import AssessmentStatus, AuditEvent, Channel, EvidenceFile
 from assessments.presenters.probe import endpoint_without_credentials, probe_view
-from assessments.services import ServiceError, evidence_add, evidence_remove
+from assessments.services.evidence import evidence_add, evidence_remove
+from core.errors import ServiceError
 from probes.models import ProbeRun, ProbeRunStatus
 from probes.services import probe_run_fail, probe_setup_save
 from reports.context import report_context

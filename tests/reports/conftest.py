@@ -24,9 +24,7 @@ from django.test import TestCase, override_settings
 from accounts.services import organization_update_branding
 from assessments import factories
 from assessments.models import Assessment, Channel
-from assessments.services import (
-    review_record,
-)
+from assessments.services.reviews import review_record
 from questionnaires.models import QuestionnaireVersion
 from reports.context import report_context
 from reports.models import Report

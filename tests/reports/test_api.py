@@ -120,7 +120,8 @@ def test_an_outsider_gets_404_everywhere(ready_report, personas, token_client):
 
 def test_a_run_of_another_organization_is_a_404(scored, personas, token_client):
     from assessments.models import Channel
-    from assessments.services import assessment_create, vendor_create
+    from assessments.services.answers import assessment_create
+    from assessments.services.vendors import vendor_create
 
     vendor = vendor_create(
         organization=personas.other, actor=personas.oscar, channel=Channel.API, name="Own Co"
@@ -156,7 +157,8 @@ def test_a_report_that_is_not_ready_cannot_be_downloaded(
 
 def test_an_unscored_assessment_is_a_409(catalog, personas, token_client):
     from assessments.models import Channel
-    from assessments.services import assessment_create, vendor_create
+    from assessments.services.answers import assessment_create
+    from assessments.services.vendors import vendor_create
 
     vendor = vendor_create(
         organization=personas.acme, actor=personas.ava, channel=Channel.API, name="Draft Co"

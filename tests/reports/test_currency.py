@@ -10,7 +10,7 @@ from django.urls import reverse
 from accounts.models import Membership
 from accounts.tenancy import OrgContext
 from assessments.models import Assessment, Channel
-from assessments.services import review_record
+from assessments.services.reviews import review_record
 from portfolio.services import rescore_batch_create
 from reports.services import report_file
 from tests.personas import member_of

@@ -11,15 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone, translation
 
 from assessments.models import AuditEvent, Channel
-from assessments.services import (
-    ConflictError,
-    ServiceError,
-    answers_save,
-    assessment_create,
-    assessment_submit,
-    review_record,
-    vendor_create,
-)
+from assessments.services.answers import answers_save, assessment_create
+from assessments.services.reviews import review_record
+from assessments.services.submission import assessment_submit
+from assessments.services.vendors import vendor_create
+from core.errors import ConflictError, ServiceError
 from reports import services
 from reports.context import report_context
 from reports.models import Report, ReportNumberSequence
@@ -334,7 +330,7 @@ def test_a_file_that_is_not_a_pdf_is_refused_with_a_clear_message(personas, cont
 def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
     scored, personas, inline_tasks
 ):
-    from assessments.services import risk_decision_record
+    from assessments.services.reviews import risk_decision_record
 
     decision = risk_decision_record(
         assessment=scored,
@@ -351,7 +347,7 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
     assert [d.justification for d in finding.decisions] == [decision.justification]
 
     # A rescore makes a later run; a decision recorded after it belongs to that run only.
-    from assessments.services import assessment_rescore
+    from assessments.services.submission import assessment_rescore
 
     with run_on_commit():
         assessment_rescore(assessment=scored, member=member_of(personas.ava), channel=Channel.WEB)

@@ -8,7 +8,7 @@ import pytest
 
 from assessments.factories import incident_assessment
 from assessments.models import Channel
-from assessments.services import review_record
+from assessments.services.reviews import review_record
 from tests.personas import member_of
 
 

@@ -18,7 +18,9 @@ from assessments.selectors import (
     vendor_assessment_counts,
     vendors_for,
 )
-from assessments.services import assessment_create, review_record, vendor_create
+from assessments.services.answers import assessment_create
+from assessments.services.reviews import review_record
+from assessments.services.vendors import vendor_create
 from bench.portfolio import copy_assessments
 from tests.conftest import QUESTIONNAIRE
 from tests.personas import member_of

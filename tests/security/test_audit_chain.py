@@ -12,7 +12,7 @@ from django.db.models import ProtectedError
 from assessments.audit import audit_chain_verify, audit_event_content, audit_event_hash
 from assessments.audit_protection import audit_triggers_remove
 from assessments.models import AppendOnlyError, AuditEvent, Channel
-from assessments.services import vendor_create
+from assessments.services.vendors import vendor_create
 
 
 def verify(*args):

@@ -4,12 +4,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assessments.models import Channel
-from assessments.services import (
-    assessment_submit,
-    evidence_add,
-    evidence_remove,
-    reviewer_conflict,
-)
+from assessments.services.evidence import evidence_add, evidence_remove
+from assessments.services.reviews import reviewer_conflict
+from assessments.services.submission import assessment_submit
 from tests.api.conftest import LOGS
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils.translation import gettext
 
 from assessments.models import Answer, Channel, EvidenceFile, Vendor
-from assessments.services import ServiceError, risk_decision_record
+from assessments.services.reviews import risk_decision_record
+from core.errors import ServiceError
 from scoring.evidence import parse_reason
 from tests.api.conftest import LOGS
 from tests.personas import member_of
@@ -294,12 +295,12 @@ def test_a_full_disk_saves_nothing_and_leaves_no_file(ava, assessment, settings,
 
 
 def test_a_failure_after_storing_removes_the_file(ava, assessment, settings, monkeypatch):
-    from assessments import services
+    from assessments.services import evidence as evidence_services
 
     def broken(**kwargs):
         raise RuntimeError("the audit trail is unavailable")
 
-    monkeypatch.setattr(services, "audit_record", broken)
+    monkeypatch.setattr(evidence_services, "audit_record", broken)
     with pytest.raises(RuntimeError):
         upload(ava, assessment, "startup.log", LOG.read_bytes())
     assert not EvidenceFile.objects.exists()

@@ -12,7 +12,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from assessments.models import Channel, RunStatus, ScoringRun, TokenFailureCount
-from assessments.services import assessment_submit, vendor_link_issue
+from assessments.services.submission import assessment_submit
+from assessments.services.vendor_links import vendor_link_issue
 from assessments.tasks import score_assessment_run
 from config.middleware import DatabaseBusyMiddleware
 from config.sweeper import requeue_stuck

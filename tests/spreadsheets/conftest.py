@@ -15,8 +15,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from openpyxl import load_workbook
 
-from assessments import factories, services
+from assessments import factories
 from assessments.models import Assessment, Channel, Vendor, VendorLink
+from assessments.services.answers import assessment_create, buyer_section_codes
+from assessments.services.vendor_links import vendor_link_issue
 from questionnaires.models import QuestionnaireVersion
 from tests.personas import member_of
 
@@ -48,8 +50,8 @@ def waiting_assessment(
     spec = QuestionnaireVersion.objects.get(
         slug=questionnaire.split("@")[0], version=questionnaire.split("@")[1]
     ).spec
-    buyer = services.buyer_section_codes(spec)
-    assessment = services.assessment_create(
+    buyer = buyer_section_codes(spec)
+    assessment = assessment_create(
         organization=member.organization,
         vendor=vendor,
         questionnaire_key=questionnaire,
@@ -61,7 +63,7 @@ def waiting_assessment(
             if code in spec.questions and spec.questions[code].section in buyer
         },
     )
-    link, token = services.vendor_link_issue(
+    link, token = vendor_link_issue(
         assessment=assessment,
         contact_email=factories.VENDOR_CONTACT,
         member=member,

@@ -19,7 +19,7 @@ from python_calamine import CalamineWorkbook
 from accounts.services import api_token_create
 from assessments import factories
 from assessments.models import Channel, RiskDecision
-from assessments.services import risk_decision_record
+from assessments.services.reviews import risk_decision_record
 from tests.personas import member_of
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from assessments import factories
 from assessments.models import AuditEvent, Channel
-from assessments.services import vendor_link_issue
+from assessments.services.vendor_links import vendor_link_issue
 from tests.personas import member_of
 
 from .conftest import fill, saved_answers, upload

@@ -159,7 +159,7 @@ def test_answers_change_only_where_the_reviewer_reopened_them(catalog, personas,
     settings.CELERY_TASK_ALWAYS_EAGER = True
     ava = member_of(personas.ava)
     scored = factories.incident_assessment(member=ava, through_link=True)
-    from assessments.services import review_record
+    from assessments.services.reviews import review_record
 
     review_record(
         assessment=scored,
@@ -171,7 +171,7 @@ def test_answers_change_only_where_the_reviewer_reopened_them(catalog, personas,
     )
     scored.refresh_from_db()
     assert scored.status == AssessmentStatus.CHANGES_REQUESTED
-    from assessments.services import vendor_link_issue
+    from assessments.services.vendor_links import vendor_link_issue
 
     _link, token = vendor_link_issue(
         assessment=scored, contact_email="sec@vendor.test", member=ava, channel="web"

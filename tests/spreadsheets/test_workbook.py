@@ -12,7 +12,7 @@ from openpyxl import load_workbook
 
 from assessments import factories
 from assessments.models import Channel
-from assessments.services import answers_save
+from assessments.services.answers import answers_save
 from tests.personas import member_of
 
 from .conftest import cell_of
@@ -56,7 +56,7 @@ def test_the_member_gets_every_section_and_the_vendor_only_theirs(scored, person
     member = book_of(member_workbook(personas, scored))
     sections = [s.code for s in scored.questionnaire.spec.sections]
     assert [s.title for s in member.worksheets if s.sheet_state == "visible"][1:] == sections
-    from assessments.services import vendor_link_issue
+    from assessments.services.vendor_links import vendor_link_issue
 
     _link, token = vendor_link_issue(
         assessment=scored,

@@ -15,10 +15,8 @@ import pytest
 
 from assessments import factories
 from assessments.models import Assessment, Channel
-from assessments.services import (
-    assessment_create,
-    vendor_create,
-)
+from assessments.services.answers import assessment_create
+from assessments.services.vendors import vendor_create
 from tests.personas import Personas, member_of
 
 ROOT = Path(__file__).resolve().parents[2]

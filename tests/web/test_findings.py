@@ -12,7 +12,8 @@ from django.utils import timezone, translation
 from django.utils.html import escape
 
 from assessments.models import AuditEvent, RiskDecision
-from assessments.services import assessment_rescore, risk_decision_record
+from assessments.services.reviews import risk_decision_record
+from assessments.services.submission import assessment_rescore
 from scoring.models import Framework
 from tests.personas import member_of
 

@@ -5,7 +5,8 @@ from django.core import mail
 from django.urls import reverse
 
 from assessments.models import Assessment, Channel, VendorLink
-from assessments.services import answers_save, vendor_link_issue
+from assessments.services.answers import answers_save
+from assessments.services.vendor_links import vendor_link_issue
 from tests.personas import member_of
 
 from .conftest import QUESTIONNAIRE, make_vendor, vendor_answers
@@ -66,7 +67,7 @@ def test_a_bad_invitation_is_reported_beside_its_field(client, personas, draft, 
 def test_the_vendor_cannot_be_invited_before_the_buyers_questions_are_answered(
     client, personas, vendor
 ):
-    from assessments.services import assessment_create
+    from assessments.services.answers import assessment_create
 
     bare = assessment_create(
         organization=personas.acme,

@@ -1,0 +1,184 @@
+"""Reviews and risk decisions: four eyes on the reviewer, the decision moving the lifecycle on,
+and a decision recorded per finding."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import User
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext
+from core.errors import ServiceError
+from core.text import text_fields_errors
+
+from ..audit import audit_record
+from ..models import (
+    Answer,
+    Assessment,
+    Review,
+    ReviewDecision,
+    RiskDecision,
+)
+from .answers import vendor_question_codes
+from .guards import require_member, transition
+
+
+def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
+    """Four eyes: a reviewer may not decide on an assessment they created, submitted or edited
+    (uploading or removing evidence is editing: a startup log decides findings)."""
+    if assessment.created_by_id == reviewer.pk:
+        return True
+    if assessment.answer_revisions.filter(changed_by=reviewer).exists():
+        return True
+    return assessment.audit_events.filter(
+        actor=reviewer,
+        action__in=("assessment.submitted", "evidence.uploaded", "evidence.removed"),
+    ).exists()
+
+
+@transaction.atomic
+def review_record(
+    *,
+    assessment: Assessment,
+    member: OrgContext,
+    decision: str,
+    channel: str,
+    conditions: str = "",
+    message: str = "",
+    reopen_codes: list[str] | None = None,
+) -> Review:
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    require_member(member, assessment, Capability.REVIEW)
+    reviewer = member.user
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    errors: dict[str, list[Any]] = text_fields_errors(
+        {"conditions": (conditions, 4000), "message": (message, 4000)}
+    )
+    if decision not in ReviewDecision.values:
+        errors["decision"] = [
+            _("Choose approve, approve with conditions, reject or request changes.")
+        ]
+    if decision == ReviewDecision.APPROVED_WITH_CONDITIONS and not conditions.strip():
+        errors.setdefault("conditions", []).append(_("State the conditions of the approval."))
+    spec = assessment.questionnaire.spec
+    reopen = list(dict.fromkeys(reopen_codes or []))
+    if decision == ReviewDecision.CHANGES_REQUESTED:
+        vendor_codes = vendor_question_codes(spec)
+        unknown = [code for code in reopen if code not in vendor_codes]
+        if not reopen:
+            errors["reopen_codes"] = [_("Choose the questions the vendor should answer again.")]
+        elif unknown:
+            errors["reopen_codes"] = [
+                _("Not vendor questions: %(codes)s.") % {"codes": ", ".join(unknown)}
+            ]
+        if not message.strip():
+            errors.setdefault("message", []).append(_("Tell the vendor what to change."))
+    if reviewer_conflict(assessment=assessment, reviewer=reviewer):
+        errors["reviewer"] = [
+            _(
+                "You created, edited or submitted this assessment: another reviewer must decide (four-eyes rule)."
+            )
+        ]
+    if assessment.latest_run is None:
+        errors.setdefault("status", []).append(_("The assessment has not been scored yet."))
+    if errors:
+        raise ServiceError(errors)
+    event = {
+        ReviewDecision.APPROVED: "approve",
+        ReviewDecision.APPROVED_WITH_CONDITIONS: "approve",
+        ReviewDecision.REJECTED: "reject",
+        ReviewDecision.CHANGES_REQUESTED: "request_changes",
+    }[decision]
+    transition(assessment, event)
+    assessment.save(update_fields=["status", "updated_at"])
+    review = Review.objects.create(
+        assessment=assessment,
+        run=assessment.latest_run,
+        reviewer=reviewer,
+        decision=decision,
+        conditions=conditions.strip(),
+        message=message.strip(),
+        reopened_codes=reopen,
+    )
+    if decision == ReviewDecision.CHANGES_REQUESTED:
+        from ..vendor_mail import changes_requested_notify
+
+        changes_requested_notify(review=review)
+    # The next assessment is due from the approval; none after a rejection or while changing.
+    from ..reassessment import reassess_by_for
+
+    assessment.reassess_by = reassess_by_for(assessment)
+    assessment.save(update_fields=["reassess_by", "updated_at"])
+    if reopen:
+        for code in reopen:
+            Answer.objects.update_or_create(
+                assessment=assessment, question_code=code, defaults={"reopened": True}
+            )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action=f"review.{decision}",
+        actor=reviewer,
+        channel=channel,
+        detail={"conditions": review.conditions, "reopened": reopen},
+    )
+    return review
+
+
+@transaction.atomic
+def risk_decision_record(
+    *,
+    assessment: Assessment,
+    rule_id: str,
+    kind: str,
+    justification: str,
+    owner: str,
+    expires_on: dt.date | None,
+    member: OrgContext,
+    channel: str,
+) -> RiskDecision:
+    require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
+    errors: dict[str, list[Any]] = text_fields_errors(
+        {"justification": (justification, 4000), "owner": (owner, 200)}
+    )
+    run = assessment.latest_run
+    if run is None or not run.findings.filter(rule_id=rule_id).exists():
+        errors["rule_id"] = [_("This rule has no finding in the latest scoring run.")]
+    if not justification.strip():
+        errors.setdefault("justification", []).append(_("Give the justification."))
+    if not owner.strip():
+        errors.setdefault("owner", []).append(_("Name the owner of this decision."))
+    if expires_on is None:
+        errors["expires_on"] = [_("Give an expiry date.")]
+    elif expires_on <= timezone.localdate():
+        errors["expires_on"] = [_("The expiry date must be in the future.")]
+    if errors:
+        raise ServiceError(errors)
+    decision = RiskDecision.objects.create(
+        assessment=assessment,
+        rule_id=rule_id,
+        kind=kind,
+        justification=justification.strip(),
+        owner=owner.strip(),
+        expires_on=expires_on,
+        created_by=actor,
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action=f"risk_decision.{kind}",
+        actor=actor,
+        channel=channel,
+        detail={
+            "rule": rule_id,
+            "owner": decision.owner,
+            "expires_on": expires_on.isoformat() if expires_on else None,
+        },
+    )
+    return decision

@@ -1,0 +1,112 @@
+"""Submission and scoring requests: answers submitted, an assessment rescored, the scoring run
+queued on commit with the newest ruleset that applies."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import User
+from accounts.roles import Capability
+from accounts.tenancy import OrgContext
+from core.errors import ServiceError
+from questionnaires.spec import version_key
+from questionnaires.validation import missing_required
+from scoring.models import Ruleset
+
+from ..audit import audit_record
+from ..models import (
+    Assessment,
+    ScoringRun,
+    VendorLink,
+)
+from ..queueing import publish_on_commit
+from .answers import answer_values
+from .guards import require_member, transition
+
+
+@transaction.atomic
+def assessment_submit(
+    *,
+    assessment: Assessment,
+    channel: str,
+    actor: User | None = None,
+    vendor_link: VendorLink | None = None,
+) -> ScoringRun:
+    """Submit the answers and queue a scoring run. A vendor link checks the vendor's sections;
+    a member checks every section."""
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    spec = assessment.questionnaire.spec
+    sections = None if vendor_link is None else {s.code for s in spec.sections if s.vendor_facing}
+    evidence_codes = set(assessment.evidence.values_list("question_code", flat=True))
+    missing = missing_required(
+        spec, answer_values(assessment), sections=sections, evidence_codes=evidence_codes
+    )
+    if missing:
+        raise ServiceError({code: [_("This question is required.")] for code in missing})
+    transition(assessment, "submit")
+    assessment.submitted_at = timezone.now()
+    assessment.save(update_fields=["status", "submitted_at", "updated_at"])
+    assessment.answers.filter(reopened=True).update(reopened=False)
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="assessment.submitted",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+    )
+    return _queue_run(assessment, requested_by=actor)
+
+
+@transaction.atomic
+def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: str) -> ScoringRun:
+    """Score again with the newest ruleset; earlier runs stay as they were."""
+    require_member(member, assessment, Capability.EDIT_ASSESSMENT)
+    actor = member.user
+    assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    transition(assessment, "rescore")
+    assessment.save(update_fields=["status", "updated_at"])
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="assessment.rescore_requested",
+        actor=actor,
+        channel=channel,
+    )
+    return _queue_run(assessment, requested_by=actor)
+
+
+def newest_ruleset_for(assessment: Assessment) -> Ruleset:
+    # The newest ruleset that scores this questionnaire version (v2 also scores v1 answers).
+    rulesets = list(Ruleset.objects.filter(applies_to=assessment.questionnaire))
+    if not rulesets:
+        raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
+    return max(rulesets, key=lambda r: version_key(r.version))
+
+
+def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
+    from ..tasks import score_assessment_run
+
+    run = scoring_run_create(
+        assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
+    )
+    publish_on_commit(score_assessment_run, run.pk)
+    return run
+
+
+def scoring_run_create(
+    *, assessment: Assessment, ruleset: Ruleset, requested_by: User | None
+) -> ScoringRun:
+    """A queued run of `ruleset` over the assessment's answers, for the caller to carry out
+    (`scoring_run_execute`): the scoring task, or a rescore batch's chunk."""
+    return ScoringRun.objects.create(
+        assessment=assessment,
+        ruleset=ruleset,
+        # Date rules (e.g. "pentest more than 365 days before submission") read the submission date.
+        as_of=timezone.localdate(assessment.submitted_at)
+        if assessment.submitted_at
+        else timezone.localdate(),
+        requested_by=requested_by,
+    )

@@ -13,7 +13,7 @@ from assessments.models import Assessment, ScoringRun
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from portfolio.services import rescore_batches_resume
 from portfolio.tasks import rescore_chunk
-from tests.portfolio.conftest import V1, V2, expected, scored_with
+from tests.portfolio.conftest import V1, V2, expected, outdated_assessments
 
 from .worker import eventually
 
@@ -35,16 +35,7 @@ def test_a_batch_finishes_after_its_worker_is_killed_with_each_assessment_rescor
     with monkeypatch.context() as patched:
         # Last year's results, scored here with v1 (their own scoring messages are not sent).
         patched.setattr("assessments.services.publish_on_commit", lambda *args: None)
-        assessments = [
-            scored_with(
-                V1,
-                organization=personas.acme,
-                actor=personas.ava,
-                vendor_name=f"Vendor {i:02d}",
-                fixture="incident-2026-remediated" if i % 2 else "incident-2026-launch",
-            )
-            for i in range(ASSESSMENTS)
-        ]
+        assessments = outdated_assessments(personas, ASSESSMENTS)
 
     response = api.post("/api/v1/rescore-batches/", {"ruleset": V2}, format="json")
     assert response.status_code == 202

@@ -23,7 +23,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -217,6 +217,7 @@ def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:
 def _unfinished_items(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
     return list(
         RescoreItem.objects.filter(batch_id=batch_id, pk__in=list(item_ids))
+        .only("run", "before_run", "state")
         .exclude(state__in=FINISHED)
         .order_by("pk")
     )
@@ -224,47 +225,37 @@ def _unfinished_items(batch_id: int, item_ids: Sequence[int]) -> list[RescoreIte
 
 def _items_with_runs(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
     """The chunk's unfinished items, each with its run: made here, in one statement, for the
-    items that have none yet, and never twice (another delivery of the chunk waits on the
-    items' locks, then finds their runs made)."""
+    items that have none yet, and never twice."""
     items = _unfinished_items(batch_id, item_ids)
-    for _attempt in range(3):
-        without = [item.pk for item in items if item.run_id is None]
-        if not without:
-            break
-        with transaction.atomic():
-            claimed = list(
-                RescoreItem.objects.select_for_update(of=("self",))
-                .select_related("assessment", "batch__ruleset")
-                .filter(pk__in=without, run__isnull=True)
-                .order_by("pk")
+    without = [item.pk for item in items if item.run_id is None]
+    if not without:
+        return items
+    with transaction.atomic():
+        # Locked, and read again under the lock: a delivery that waited here finds the runs
+        # made. (SQLite has one writer: a second transaction that read before the first wrote
+        # is refused its write, a transient error the chunk task retries.)
+        claimed = list(
+            RescoreItem.objects.select_for_update(of=("self",))
+            .select_related("assessment")
+            .only("run", "state", "assessment__submitted_at")
+            .filter(pk__in=without, run__isnull=True)
+            .order_by("pk")
+        )
+        if claimed:
+            batch = (
+                RescoreBatch.objects.select_related("ruleset", "requested_by")
+                .defer("ruleset__content")
+                .get(pk=batch_id)
             )
-            if claimed:
-                batch = claimed[0].batch
-                runs = scoring_runs_create(
-                    assessments=[item.assessment for item in claimed],
-                    ruleset=batch.ruleset,
-                    requested_by=batch.requested_by,
-                )
-                # Conditional, as a guard where rows cannot be locked: an item that got a run
-                # meanwhile keeps that one, and these runs are not kept.
-                made = (
-                    RescoreItem.objects.filter(pk__in=[item.pk for item in claimed])
-                    .filter(run__isnull=True)
-                    .update(
-                        run=Case(
-                            *(
-                                When(pk=item.pk, then=Value(run.pk))
-                                for item, run in zip(claimed, runs, strict=True)
-                            ),
-                            output_field=IntegerField(),
-                        ),
-                        state=ItemState.RUNNING,
-                    )
-                )
-                if made != len(claimed):
-                    transaction.set_rollback(True)
-        items = _unfinished_items(batch_id, item_ids)
-    return [item for item in items if item.run_id is not None]
+            runs = scoring_runs_create(
+                assessments=[item.assessment for item in claimed],
+                ruleset=batch.ruleset,
+                requested_by=batch.requested_by,
+            )
+            for item, run in zip(claimed, runs, strict=True):
+                item.run, item.state = run, ItemState.RUNNING
+            update_fields(claimed, ["run", "state"])
+    return [item for item in _unfinished_items(batch_id, item_ids) if item.run_id is not None]
 
 
 def _items_score(items: Sequence[RescoreItem]) -> int:
@@ -303,6 +294,7 @@ def _items_finish(items: Sequence[RescoreItem], runs: dict[int, ScoringRun]) -> 
         rules[run_id].add(rule_id)
     open_items = list(
         RescoreItem.objects.select_for_update(of=("self",))
+        .only("run", "before_run", "state")
         .filter(pk__in=[item.pk for item in items])
         .exclude(state__in=FINISHED)
         .order_by("pk")

@@ -31,7 +31,12 @@ def finished(batch_id: int) -> int:
 def test_a_batch_finishes_after_its_worker_is_killed_with_each_assessment_rescored_once(
     api, worker, killable_worker, personas, settings, monkeypatch
 ):
-    settings.RESCORE_CHUNK_SIZE = 2  # many chunks: the worker dies with some done, some not
+    # Many chunks (a chunk is scored in one commit): the worker dies with some done, some not.
+    # The worker fans the batch out, so it runs with the size too.
+    settings.RESCORE_CHUNK_SIZE = 2
+    killable_worker.stop()
+    killable_worker.environment["RESCORE_CHUNK_SIZE"] = "2"
+    killable_worker.restart()
     with monkeypatch.context() as patched:
         # Last year's results, scored here with v1 (their own scoring messages are not sent).
         patched.setattr("assessments.services.publish_on_commit", lambda *args: None)

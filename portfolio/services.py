@@ -265,8 +265,34 @@ def _items_score(items: Sequence[RescoreItem]) -> int:
     if not items:
         return 0
     with transaction.atomic():
-        runs = scoring_runs_execute(run_ids=[item.run_id for item in items])
-        return _items_finish(items, runs)
+        # The items are locked first (another delivery of the chunk waits here, then finds
+        # them finished), and what does not depend on the new runs is read before scoring:
+        # once the audit trail's head is locked, little is left to do before the commit.
+        open_items = _locked_unfinished([item.pk for item in items])
+        if not open_items:
+            return 0
+        before = _rules_of([item.before_run_id for item in open_items if item.before_run_id])
+        runs = scoring_runs_execute(run_ids=[item.run_id for item in open_items])
+        return _items_finish(open_items, runs, before)
+
+
+def _locked_unfinished(item_ids: Sequence[int]) -> list[RescoreItem]:
+    return list(
+        RescoreItem.objects.select_for_update(of=("self",))
+        .only("run", "before_run", "state")
+        .filter(pk__in=item_ids)
+        .exclude(state__in=FINISHED)
+        .order_by("pk")
+    )
+
+
+def _rules_of(run_ids: Sequence[int]) -> dict[int, set[str]]:
+    rules: dict[int, set[str]] = defaultdict(set)
+    for run_id, rule_id in Finding.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "rule_id"
+    ):
+        rules[run_id].add(rule_id)
+    return rules
 
 
 def _item_score_alone(item: RescoreItem) -> int:
@@ -279,34 +305,27 @@ def _item_score_alone(item: RescoreItem) -> int:
     except Exception as exc:
         scoring_run_fail(run_id=item.run_id, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
-        return _items_finish([item], ScoringRun.objects.in_bulk([item.run_id]))
+        open_items = _locked_unfinished([item.pk])
+        before = _rules_of([item.before_run_id] if item.before_run_id else [])
+        return _items_finish(open_items, ScoringRun.objects.in_bulk([item.run_id]), before)
 
 
-def _items_finish(items: Sequence[RescoreItem], runs: dict[int, ScoringRun]) -> int:
-    """End the items whose run finished: done with the findings added and removed, or failed
-    with the run's error. Items another delivery has ended meanwhile are left alone."""
-    rules: dict[int, set[str]] = defaultdict(set)
-    compared = [run.pk for run in runs.values() if run.status == RunStatus.SUCCEEDED]
-    compared += [item.before_run_id for item in items if item.before_run_id]
-    for run_id, rule_id in Finding.objects.filter(run_id__in=compared).values_list(
-        "run_id", "rule_id"
-    ):
-        rules[run_id].add(rule_id)
-    open_items = list(
-        RescoreItem.objects.select_for_update(of=("self",))
-        .only("run", "before_run", "state")
-        .filter(pk__in=[item.pk for item in items])
-        .exclude(state__in=FINISHED)
-        .order_by("pk")
-    )
+def _items_finish(
+    open_items: Sequence[RescoreItem],
+    runs: dict[int, ScoringRun],
+    before: dict[int, set[str]],
+) -> int:
+    """End the items (locked, unfinished) whose run finished: done with the findings added and
+    removed since `before` (the rules of each item's old run), or failed with the run's error."""
+    after = _rules_of([run.pk for run in runs.values() if run.status == RunStatus.SUCCEEDED])
     now = timezone.now()
     ended = []
     for item in open_items:
         run = runs.get(item.run_id)
         if run is not None and run.status == RunStatus.SUCCEEDED:
-            after, before = rules[run.pk], rules[item.before_run_id]
+            new, old = after[run.pk], before[item.before_run_id]
             item.state, item.error = ItemState.DONE, ""
-            item.added, item.removed = sorted(after - before), sorted(before - after)
+            item.added, item.removed = sorted(new - old), sorted(old - new)
         elif run is None or run.status == RunStatus.FAILED:
             item.state = ItemState.FAILED
             item.error = (run.error if run else "") or _("Scoring did not finish.")

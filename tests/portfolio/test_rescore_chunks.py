@@ -5,11 +5,23 @@ second run and counts nothing twice."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from assessments.models import Assessment, Channel, RunStatus, ScoringRun
+from assessments.models import (
+    Assessment,
+    AssessmentStatus,
+    Channel,
+    Review,
+    RunStatus,
+    ScoringRun,
+)
+from assessments.reassessment import reassessment_policy_for
+from assessments.services import review_record
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from portfolio.services import rescore_batch_create, rescore_chunk_run
 from tests.personas import member_of
@@ -19,7 +31,17 @@ from .conftest import V2, expected, outdated_assessments
 
 @pytest.fixture
 def outdated(catalog, personas):
-    return outdated_assessments(personas, 6)
+    """Six Acme assessments scored with v1; all but the first approved (a rescore keeps the
+    decision, and the vendor's due date counts from the approval)."""
+    assessments = outdated_assessments(personas, 6)
+    for assessment in assessments[1:]:
+        review_record(
+            assessment=assessment,
+            member=member_of(personas.rex),
+            decision="approved",
+            channel=Channel.WEB,
+        )
+    return [Assessment.objects.get(pk=a.pk) for a in assessments]
 
 
 def batch_of(personas, assessments):
@@ -45,6 +67,11 @@ def assert_rescored_once(assessment):
     assert fresh.latest_run_id == runs[0].pk
     assert (fresh.risk_score, fresh.risk_tier) == (want["risk_score"], want["risk_tier"])
     assert sorted(runs[0].findings.values_list("rule_id", flat=True)) == want["rules"]
+    assert fresh.status == assessment.status
+    if fresh.status == AssessmentStatus.APPROVED:
+        approved = Review.objects.get(assessment=fresh).created_at
+        days = reassessment_policy_for(organization=fresh.organization).days_for(fresh.risk_tier)
+        assert fresh.reassess_by == timezone.localdate(approved) + dt.timedelta(days=days)
 
 
 def test_a_chunk_is_scored_in_a_number_of_queries_that_does_not_grow_with_it(outdated, personas):

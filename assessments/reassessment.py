@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -38,6 +39,7 @@ from .models import (
     EvidenceFile,
     ReassessmentPolicy,
     RenewalReason,
+    Review,
     ReviewDecision,
     RiskTier,
     VendorLink,
@@ -101,21 +103,35 @@ def reassessment_policy_update(
     return policy
 
 
+def last_approvals(assessment_ids: Iterable[int]) -> dict[int, dt.datetime]:
+    """When each assessment was last approved (with or without conditions), by id; one query
+    for any number of assessments."""
+    rows = (
+        Review.objects.filter(
+            assessment_id__in=list(assessment_ids),
+            decision__in=[ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS],
+        )
+        .values("assessment_id")
+        .annotate(last=Max("created_at"))
+        .order_by()
+    )
+    return {row["assessment_id"]: row["last"] for row in rows}
+
+
 def reassess_by_for(
-    assessment: Assessment, *, policy: ReassessmentPolicy | None = None
+    assessment: Assessment,
+    *,
+    policy: ReassessmentPolicy | None = None,
+    approvals: Mapping[int, dt.datetime] | None = None,
 ) -> dt.date | None:
     """When the assessment's vendor is due again: from the approval, or from the scoring of an
     assessment not decided yet; none for other statuses (rejected, being changed). A batch
-    passes its organization's `policy`, read once."""
+    passes its organization's `policy` and the `approvals` of its assessments
+    (`last_approvals`), each read once."""
     if assessment.status == AssessmentStatus.APPROVED:
-        decision = (
-            assessment.reviews.filter(
-                decision__in=[ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS]
-            )
-            .order_by("-created_at")
-            .values_list("created_at", flat=True)
-            .first()
-        )
+        if approvals is None:
+            approvals = last_approvals([assessment.pk])
+        decision = approvals.get(assessment.pk)
         basis = timezone.localdate(decision) if decision else timezone.localdate()
     elif assessment.status == AssessmentStatus.SCORED and assessment.latest_run is not None:
         finished = assessment.latest_run.finished_at

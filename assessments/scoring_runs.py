@@ -30,6 +30,7 @@ from .lifecycle import IllegalTransition, next_status
 from .models import (
     Answer,
     Assessment,
+    AssessmentStatus,
     Channel,
     EvidenceFile,
     Finding,
@@ -37,7 +38,7 @@ from .models import (
     RunStatus,
     ScoringRun,
 )
-from .reassessment import reassess_by_for, reassessment_policy_for
+from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
 from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
@@ -203,6 +204,11 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
         update_fields(pending, _RUN_RESULT_FIELDS)
         decided = [assessments[run.assessment_id] for run in scoring]
         policies: dict[int, ReassessmentPolicy] = {}
+        approvals = last_approvals(
+            assessment.pk
+            for assessment in decided
+            if assessment.status == AssessmentStatus.APPROVED
+        )
         for assessment in decided:
             assessment.updated_at = now
             if assessment.organization_id not in policies:
@@ -210,7 +216,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
                     organization=assessment.organization
                 )
             assessment.reassess_by = reassess_by_for(
-                assessment, policy=policies[assessment.organization_id]
+                assessment, policy=policies[assessment.organization_id], approvals=approvals
             )
         update_fields(
             decided,

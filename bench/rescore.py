@@ -11,8 +11,8 @@ runs per second, failures, and checks that every assessment got exactly one new 
 
 Databases: SQLite is a file in a temporary directory (WAL, IMMEDIATE transactions, as in
 production). PostgreSQL is `DATABASE_URL` when it points at one — a throwaway database: the
-bench adds its data to it — otherwise a private cluster started here with `initdb`/`pg_ctl`
-when they are installed (as the `postgres` user when run as root), removed afterwards.
+bench adds its data to it — otherwise a fresh database on the private cluster of
+scripts/postgres.sh (port AVIA_BENCH_POSTGRES_PORT, default 15499), stopped afterwards.
 Redis is `REDIS_URL` if it answers, else a private one started with scripts/redis.sh.
 
 The throughput target is in the portfolio-scale issue (issue 15); tuning the scoring path is
@@ -40,6 +40,8 @@ from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+DATABASE = "avia_bench_rescore"
+sys.path.insert(0, str(ROOT))
 
 
 # -- the orchestrator ----------------------------------------------------------------------
@@ -73,27 +75,22 @@ def redis_url() -> Iterator[str]:
 
 @contextlib.contextmanager
 def private_postgres() -> Iterator[str | None]:
-    """A PostgreSQL cluster of our own, or None when initdb/pg_ctl are not installed."""
-    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
-    if not (initdb and pg_ctl):
+    """A fresh database on the private cluster of scripts/postgres.sh (port
+    AVIA_BENCH_POSTGRES_PORT, tuned as for the tests and the other benchmarks), or None when
+    PostgreSQL is not installed. The cluster is stopped afterwards."""
+    from bench.common import POSTGRES_PORT, SCRIPT, postgres_url
+
+    if subprocess.run([SCRIPT, "start", str(POSTGRES_PORT)], check=False).returncode == 3:
         yield None
         return
-    directory = Path(tempfile.mkdtemp(prefix="avia-bench-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        as_user = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(directory, "postgres")
-    data, port = directory / "data", free_port()
-    run = lambda *command: subprocess.run([*as_user, *command], check=True, capture_output=True)  # noqa: E731
-    run(initdb, "-D", str(data), "-U", "avia", "--auth=trust", "-E", "UTF8")
-    options = f"-p {port} -k {directory} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run(pg_ctl, "-D", str(data), "-o", options, "-l", str(directory / "log"), "-w", "start")
     try:
-        run("createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "avia", "avia_bench")
-        yield f"postgres://avia@127.0.0.1:{port}/avia_bench"
+        admin = postgres_url("postgres")
+        subprocess.run(
+            ["psql", "-q", admin, "-c", f"DROP DATABASE IF EXISTS {DATABASE}"], check=True
+        )
+        yield postgres_url(DATABASE)
     finally:
-        run(pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop")
-        shutil.rmtree(directory, ignore_errors=True)
+        subprocess.run([SCRIPT, "stop", str(POSTGRES_PORT)], check=False)
 
 
 def measure(label: str, database_url: str, broker: str, args: argparse.Namespace) -> dict:
@@ -154,7 +151,7 @@ def main() -> None:
             else:
                 with private_postgres() as url:
                     if url is None:
-                        print("PostgreSQL: skipped (no DATABASE_URL, no initdb/pg_ctl)")
+                        print("PostgreSQL: skipped (no DATABASE_URL, PostgreSQL not installed)")
                     else:
                         results.append(measure("PostgreSQL", url, broker, args))
     for r in results:
@@ -190,6 +187,8 @@ def measure_here(label: str, count: int, workers: int) -> dict:
     call_command("load_catalog", stdout=open(os.devnull, "w"))  # noqa: SIM115
     started = time.perf_counter()
     member = populate(count)
+    with connection.cursor() as cursor:  # statistics, as a database that grew would have them
+        cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
     setup_seconds = time.perf_counter() - started
 
     from config.celery import app as celery_app

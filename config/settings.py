@@ -289,7 +289,7 @@ CELERY_BEAT_SCHEDULE = {
 WORKER_HEARTBEAT_INTERVAL = env_int("WORKER_HEARTBEAT_INTERVAL", 10)
 # Rescore batches: assessments per chunk task (chunks are spread over every worker process), and
 # how long a batch may go without progress before the sweeper queues its unfinished items again.
-RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 25)
+RESCORE_CHUNK_SIZE = env_int("RESCORE_CHUNK_SIZE", 100)
 RESCORE_STALL_SECONDS = env_int("RESCORE_STALL_SECONDS", 120)
 # Reminders (portfolio.reminders): a reassessment opens this many days before the vendor is due;
 # vendor contacts are reminded this many days before their due date (and once when it has

@@ -1,9 +1,13 @@
 """Writes of the portfolio: making a rescore batch and carrying it out in chunks.
 
 A batch is made in one transaction (its items name every assessment, with the run that was its
-latest); its chunks are queued once that commits. A task fans the items out in chunks; a chunk task takes item ids and scores each
-item that is not finished yet through the one scoring service, so a chunk delivered twice, or
-again after a worker died in the middle of it, finishes what is left and counts nothing twice.
+latest); its chunks are queued once that commits. A task fans the items out in chunks; a chunk
+task takes item ids, makes the runs of its unfinished items that have none (once, in one
+statement) and scores them together through the one scoring service
+(`scoring_runs_execute`: answers, evidence and findings read and written in bulk), ending the
+items in the same commit. So a chunk delivered twice, or again after a worker died in the
+middle of it, finishes what is left and counts nothing twice. When the chunk cannot be scored
+together, each item goes on alone and only the one that fails is recorded as failed.
 A batch that stops moving (its messages lost with a broker or a worker) is queued again by
 `rescore_batches_resume`, which Celery beat runs.
 """
@@ -12,9 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -24,10 +30,11 @@ from django.utils.translation import gettext as _
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
+from assessments.bulk import update_fields
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
-from assessments.scoring_runs import scoring_run_execute, scoring_run_fail
-from assessments.services.submission import scoring_run_create
+from assessments.scoring_runs import scoring_run_fail, scoring_runs_execute
+from assessments.services.submission import scoring_runs_create
 from core.errors import ForbiddenError, ServiceError
 from core.tasks import TRANSIENT_ERRORS
 from scoring.models import Ruleset
@@ -180,18 +187,26 @@ def _queue_chunks(batch_id: int, item_ids: Sequence[int]) -> None:
 
 
 def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:
-    """Score the chunk's unfinished items; returns how many this call finished."""
+    """Score the chunk's unfinished items together; returns how many this call finished."""
     now = timezone.now()
     RescoreBatch.objects.filter(pk=batch_id, status=BatchStatus.QUEUED).update(
         status=BatchStatus.RUNNING, started_at=now, progressed_at=now
     )
-    pending = (
-        RescoreItem.objects.filter(batch_id=batch_id, pk__in=list(item_ids))
-        .exclude(state__in=FINISHED)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    finished = sum(rescore_item_run(item_id=item_id) for item_id in list(pending))
+    items = _items_with_runs(batch_id, item_ids)
+    try:
+        finished = _items_score(items)
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception:
+        # One assessment that cannot be scored must not sink the others: each goes on alone,
+        # and only the one that fails is recorded as failed.
+        logger.warning(
+            "rescore chunk of batch %s: %s items together failed; scoring them one by one",
+            batch_id,
+            len(items),
+            exc_info=True,
+        )
+        finished = sum(_item_score_alone(item) for item in items)
     # Progress is noted per chunk, not per item: one row every worker would write per item
     # would make the workers wait for each other.
     RescoreBatch.objects.filter(pk=batch_id).update(progressed_at=timezone.now())
@@ -199,62 +214,127 @@ def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:
     return finished
 
 
-def rescore_item_run(*, item_id: int) -> bool:
-    """Make (once) and carry out the item's run; True if this call finished the item."""
-    item = RescoreItem.objects.select_related("batch__ruleset").filter(pk=item_id).first()
-    if item is None or item.state in FINISHED:
-        return False
-    if item.run_id is None:
-        with transaction.atomic():
-            assessment = Assessment.objects.get(pk=item.assessment_id)
-            run = scoring_run_create(
-                assessment=assessment,
-                ruleset=item.batch.ruleset,
-                requested_by=item.batch.requested_by,
+def _unfinished_items(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
+    return list(
+        RescoreItem.objects.filter(batch_id=batch_id, pk__in=list(item_ids))
+        .only("run", "before_run", "state")
+        .exclude(state__in=FINISHED)
+        .order_by("pk")
+    )
+
+
+def _items_with_runs(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
+    """The chunk's unfinished items, each with its run: made here, in one statement, for the
+    items that have none yet, and never twice."""
+    items = _unfinished_items(batch_id, item_ids)
+    without = [item.pk for item in items if item.run_id is None]
+    if not without:
+        return items
+    with transaction.atomic():
+        # Locked, and read again under the lock: a delivery that waited here finds the runs
+        # made. (SQLite has one writer: a second transaction that read before the first wrote
+        # is refused its write, a transient error the chunk task retries.)
+        claimed = list(
+            RescoreItem.objects.select_for_update(of=("self",))
+            .select_related("assessment")
+            .only("run", "state", "assessment__submitted_at")
+            .filter(pk__in=without, run__isnull=True)
+            .order_by("pk")
+        )
+        if claimed:
+            batch = (
+                RescoreBatch.objects.select_related("ruleset", "requested_by")
+                .defer("ruleset__content")
+                .get(pk=batch_id)
             )
-            made = RescoreItem.objects.filter(pk=item.pk, run__isnull=True).update(
-                run=run, state=ItemState.RUNNING
+            runs = scoring_runs_create(
+                assessments=[item.assessment for item in claimed],
+                ruleset=batch.ruleset,
+                requested_by=batch.requested_by,
             )
-            if not made:  # another process made this item's run first: keep only that one
-                transaction.set_rollback(True)
-        item.refresh_from_db()
+            for item, run in zip(claimed, runs, strict=True):
+                item.run, item.state = run, ItemState.RUNNING
+            update_fields(claimed, ["run", "state"])
+    return [item for item in _unfinished_items(batch_id, item_ids) if item.run_id is not None]
+
+
+def _items_score(items: Sequence[RescoreItem]) -> int:
+    """Score the items' runs in one go (`scoring_runs_execute`) and end the items in the same
+    commit: a worker that dies in between leaves both undone, and the next delivery redoes
+    both. Returns how many items this call finished."""
+    if not items:
+        return 0
+    with transaction.atomic():
+        # The items are locked first (another delivery of the chunk waits here, then finds
+        # them finished), and what does not depend on the new runs is read before scoring:
+        # once the audit trail's head is locked, little is left to do before the commit.
+        open_items = _locked_unfinished([item.pk for item in items])
+        if not open_items:
+            return 0
+        before = _rules_of([item.before_run_id for item in open_items if item.before_run_id])
+        runs = scoring_runs_execute(run_ids=[item.run_id for item in open_items])
+        return _items_finish(open_items, runs, before)
+
+
+def _locked_unfinished(item_ids: Sequence[int]) -> list[RescoreItem]:
+    return list(
+        RescoreItem.objects.select_for_update(of=("self",))
+        .only("run", "before_run", "state")
+        .filter(pk__in=item_ids)
+        .exclude(state__in=FINISHED)
+        .order_by("pk")
+    )
+
+
+def _rules_of(run_ids: Sequence[int]) -> dict[int, set[str]]:
+    rules: dict[int, set[str]] = defaultdict(set)
+    for run_id, rule_id in Finding.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "rule_id"
+    ):
+        rules[run_id].add(rule_id)
+    return rules
+
+
+def _item_score_alone(item: RescoreItem) -> int:
+    """Score one item's run on its own; a permanent failure is recorded on the run and the
+    item (the assessment keeps its result), a transient one is raised for the chunk's retry."""
     try:
-        # The score and the item's end in one commit (a commit is most of an item's time on
-        # SQLite): a worker that dies in between leaves both undone, and the next delivery
-        # redoes both.
-        with transaction.atomic():
-            run = scoring_run_execute(run_id=item.run_id)
-            if run is not None:
-                return _item_finish(item, run)
+        return _items_score([item])
     except TRANSIENT_ERRORS:
-        raise  # the chunk task tries again; the item stays unfinished
-    except Exception as exc:  # permanent: recorded on the run, the assessment keeps its result
+        raise
+    except Exception as exc:
         scoring_run_fail(run_id=item.run_id, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
-        return _item_finish(item, ScoringRun.objects.get(pk=item.run_id))
+        open_items = _locked_unfinished([item.pk])
+        before = _rules_of([item.before_run_id] if item.before_run_id else [])
+        return _items_finish(open_items, ScoringRun.objects.in_bulk([item.run_id]), before)
 
 
-def _item_finish(item: RescoreItem, run: ScoringRun) -> bool:
+def _items_finish(
+    open_items: Sequence[RescoreItem],
+    runs: dict[int, ScoringRun],
+    before: dict[int, set[str]],
+) -> int:
+    """End the items (locked, unfinished) whose run finished: done with the findings added and
+    removed since `before` (the rules of each item's old run), or failed with the run's error."""
+    after = _rules_of([run.pk for run in runs.values() if run.status == RunStatus.SUCCEEDED])
     now = timezone.now()
-    if run.status == RunStatus.SUCCEEDED:
-        after = set(Finding.objects.filter(run=run).values_list("rule_id", flat=True))
-        before = set(
-            Finding.objects.filter(run_id=item.before_run_id).values_list("rule_id", flat=True)
-        )
-        fields: dict[str, Any] = {
-            "state": ItemState.DONE,
-            "added": sorted(after - before),
-            "removed": sorted(before - after),
-            "error": "",
-        }
-    else:
-        fields = {"state": ItemState.FAILED, "error": run.error or _("Scoring did not finish.")}
-    finished = (
-        RescoreItem.objects.filter(pk=item.pk)
-        .exclude(state__in=FINISHED)
-        .update(finished_at=now, **fields)
-    )
-    return bool(finished)
+    ended = []
+    for item in open_items:
+        run = runs.get(item.run_id)
+        if run is not None and run.status == RunStatus.SUCCEEDED:
+            new, old = after[run.pk], before[item.before_run_id]
+            item.state, item.error = ItemState.DONE, ""
+            item.added, item.removed = sorted(new - old), sorted(old - new)
+        elif run is None or run.status == RunStatus.FAILED:
+            item.state = ItemState.FAILED
+            item.error = (run.error if run else "") or _("Scoring did not finish.")
+        else:
+            continue  # still running elsewhere: its own delivery ends it
+        item.finished_at = now
+        ended.append(item)
+    update_fields(ended, ["state", "added", "removed", "error", "finished_at"])
+    return len(ended)
 
 
 def rescore_batch_settle(*, batch_id: int) -> str | None:
@@ -305,6 +385,5 @@ __all__ = [
     "rescore_batch_settle",
     "rescore_batches_resume",
     "rescore_chunk_run",
-    "rescore_item_run",
     "ruleset_for_key",
 ]

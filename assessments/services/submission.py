@@ -3,6 +3,8 @@ queued on commit with the newest ruleset that applies."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -100,13 +102,27 @@ def scoring_run_create(
     *, assessment: Assessment, ruleset: Ruleset, requested_by: User | None
 ) -> ScoringRun:
     """A queued run of `ruleset` over the assessment's answers, for the caller to carry out
-    (`scoring_run_execute`): the scoring task, or a rescore batch's chunk."""
-    return ScoringRun.objects.create(
-        assessment=assessment,
-        ruleset=ruleset,
-        # Date rules (e.g. "pentest more than 365 days before submission") read the submission date.
-        as_of=timezone.localdate(assessment.submitted_at)
-        if assessment.submitted_at
-        else timezone.localdate(),
-        requested_by=requested_by,
+    (`scoring_run_execute`): the scoring task."""
+    return scoring_runs_create(
+        assessments=[assessment], ruleset=ruleset, requested_by=requested_by
+    )[0]
+
+
+def scoring_runs_create(
+    *, assessments: Sequence[Assessment], ruleset: Ruleset, requested_by: User | None
+) -> list[ScoringRun]:
+    """Queued runs of `ruleset`, one per assessment in their order, made in one statement, for
+    the caller to carry out (`scoring_runs_execute`): a rescore batch's chunk."""
+    return ScoringRun.objects.bulk_create(
+        ScoringRun(
+            assessment=assessment,
+            ruleset=ruleset,
+            # Date rules (e.g. "pentest more than 365 days before submission") read the
+            # submission date.
+            as_of=timezone.localdate(assessment.submitted_at)
+            if assessment.submitted_at
+            else timezone.localdate(),
+            requested_by=requested_by,
+        )
+        for assessment in assessments
     )

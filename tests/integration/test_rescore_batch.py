@@ -13,7 +13,7 @@ from assessments.models import Assessment, ScoringRun
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from portfolio.services import rescore_batches_resume
 from portfolio.tasks import rescore_chunk
-from tests.portfolio.conftest import V1, V2, expected, scored_with
+from tests.portfolio.conftest import V1, V2, expected, outdated_assessments
 
 from .worker import eventually
 
@@ -31,20 +31,16 @@ def finished(batch_id: int) -> int:
 def test_a_batch_finishes_after_its_worker_is_killed_with_each_assessment_rescored_once(
     api, worker, killable_worker, personas, settings, monkeypatch
 ):
-    settings.RESCORE_CHUNK_SIZE = 2  # many chunks: the worker dies with some done, some not
+    # Many chunks (a chunk is scored in one commit): the worker dies with some done, some not.
+    # The worker fans the batch out, so it runs with the size too.
+    settings.RESCORE_CHUNK_SIZE = 2
+    killable_worker.stop()
+    killable_worker.environment["RESCORE_CHUNK_SIZE"] = "2"
+    killable_worker.restart()
     with monkeypatch.context() as patched:
         # Last year's results, scored here with v1 (their own scoring messages are not sent).
         patched.setattr("assessments.services.submission.publish_on_commit", lambda *args: None)
-        assessments = [
-            scored_with(
-                V1,
-                organization=personas.acme,
-                actor=personas.ava,
-                vendor_name=f"Vendor {i:02d}",
-                fixture="incident-2026-remediated" if i % 2 else "incident-2026-launch",
-            )
-            for i in range(ASSESSMENTS)
-        ]
+        assessments = outdated_assessments(personas, ASSESSMENTS)
 
     response = api.post("/api/v1/rescore-batches/", {"ruleset": V2}, format="json")
     assert response.status_code == 202
@@ -63,9 +59,19 @@ def test_a_batch_finishes_after_its_worker_is_killed_with_each_assessment_rescor
     assert RescoreBatch.objects.get(pk=batch_id).status == BatchStatus.RUNNING
 
     killable_worker.restart()
-    # Celery beat runs the resume every minute; the batch has not moved "for long enough".
-    later = timezone.now() + dt.timedelta(seconds=settings.RESCORE_STALL_SECONDS + 1)
-    assert rescore_batches_resume(now=later) == 1
+
+    def resumed() -> bool:
+        """Celery beat runs the resume every minute; here the batch has not moved "for long
+        enough". The restarted worker goes on with the chunks still queued and moves the batch
+        meanwhile, and a resume claims a batch only if no one moved it since it looked: try
+        again until one claims it. (Were the worker killed between two chunks, nothing would be
+        lost and the batch would simply finish.)"""
+        later = timezone.now() + dt.timedelta(seconds=settings.RESCORE_STALL_SECONDS + 1)
+        if rescore_batches_resume(now=later) == 1:
+            return True
+        return RescoreBatch.objects.filter(pk=batch_id, status=BatchStatus.DONE).exists()
+
+    eventually(resumed, timeout=60, interval=0.2, what="a resume claims the batch")
     batch = eventually(
         lambda: RescoreBatch.objects.filter(pk=batch_id, status=BatchStatus.DONE).first(),
         timeout=120,

@@ -49,6 +49,21 @@ def scored_with(ruleset_key: str, *, organization, actor, vendor_name: str, fixt
     return Assessment.objects.get(pk=assessment.pk)
 
 
+def outdated_assessments(personas, count: int) -> list[Assessment]:
+    """`count` Acme assessments of vendors "Vendor 00"…, scored with v1, alternately as at
+    launch and after remediation."""
+    return [
+        scored_with(
+            V1,
+            organization=personas.acme,
+            actor=personas.ava,
+            vendor_name=f"Vendor {i:02d}",
+            fixture="incident-2026-remediated" if i % 2 else "incident-2026-launch",
+        )
+        for i in range(count)
+    ]
+
+
 def answered_by_mei(personas, capture, *, startup_log: bool = True) -> Assessment:
     """The incident vendor of Acme (`assessments.factories`, with its launch-day answers and,
     optionally, the startup log), sent to Mei, who answers in Traditional Chinese, submitted

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import cel
 
@@ -366,16 +366,17 @@ class CompiledRuleset:
                 items.append(EvidenceItem(EvidenceKind.DERIVED, name=name, value=cel_values[name]))
         if rule.reads_logs:
             items.extend(_log_items(found.log_pool, found.log_context))
-        if rule.reads_model and found.model is not None and found.model[1].sizing is not None:
-            code, result = found.model
-            items.append(
-                EvidenceItem(
-                    EvidenceKind.MODEL,
-                    code=code,
-                    file=result.source_name,
-                    values={"values_per_token": result.sizing.values_per_token},
+        if rule.reads_model and found.model is not None:
+            code, model = found.model
+            if model.sizing is not None:
+                items.append(
+                    EvidenceItem(
+                        EvidenceKind.MODEL,
+                        code=code,
+                        file=model.source_name,
+                        values={"values_per_token": model.sizing.values_per_token},
+                    )
                 )
-            )
         if found.probe is not None:
             code, probe = found.probe
             for check in dict.fromkeys(rule.probe_checks):
@@ -410,9 +411,14 @@ class _FoundEvidence:
     probe: tuple[str, ProbeParseResult] | None
 
 
-def _latest(evidence: Mapping[str, Sequence[Any]], kind: type) -> tuple[str, Any] | None:
+_Kind = TypeVar("_Kind", bound="EvidenceParseResult")
+
+
+def _latest(
+    evidence: Mapping[str, Sequence[EvidenceParseResult]], kind: type[_Kind]
+) -> tuple[str, _Kind] | None:
     """(question code, result) of the last parsed result of a kind (files come oldest first)."""
-    found = None
+    found: tuple[str, _Kind] | None = None
     for code, results in evidence.items():
         for result in results:
             if isinstance(result, kind) and result.parsed:
@@ -453,7 +459,7 @@ def _smallest_pool_largest_context(
     context: EvidenceItem | None = None
     for code, results in evidence.items():
         for result in results:
-            if isinstance(result, ModelConfigParseResult | ProbeParseResult) or not result.parsed:
+            if not isinstance(result, LogParseResult) or not result.parsed:
                 continue  # startup logs only
             if result.pool is not None and (pool is None or result.pool < pool.values["pool"]):
                 pool = _log_item(

@@ -102,25 +102,25 @@ def load_catalog_files(
         questionnaire_files if questionnaire_files is not None else builtin_questionnaire_files()
     )
     for path, data in questionnaire_data:
-        spec = parse_questionnaire(data, source=path.name)
-        raw[("questionnaire", spec.key)] = data
-        if spec.key in questionnaires:
-            raise CatalogError(f"{path.name}: {spec.key} is defined twice")
-        questionnaires[spec.key] = spec
+        questionnaire = parse_questionnaire(data, source=path.name)
+        raw[("questionnaire", questionnaire.key)] = data
+        if questionnaire.key in questionnaires:
+            raise CatalogError(f"{path.name}: {questionnaire.key} is defined twice")
+        questionnaires[questionnaire.key] = questionnaire
     rulesets: dict[str, RulesetSpec] = {}
     ruleset_data = _resolved(
         ruleset_files if ruleset_files is not None else builtin_ruleset_files()
     )
     for path, data in ruleset_data:
-        spec = parse_ruleset(data, frameworks, source=path.name)
-        raw[("ruleset", spec.key)] = data
-        if spec.key in rulesets:
-            raise CatalogError(f"{path.name}: {spec.key} is defined twice")
-        for key in spec.applies_to:
+        ruleset = parse_ruleset(data, frameworks, source=path.name)
+        raw[("ruleset", ruleset.key)] = data
+        if ruleset.key in rulesets:
+            raise CatalogError(f"{path.name}: {ruleset.key} is defined twice")
+        for key in ruleset.applies_to:
             if key not in questionnaires:
                 raise CatalogError(f"{path.name}: questionnaire {key} does not exist")
-            check_answers_fit(spec, questionnaires[spec.questionnaire], questionnaires[key])
-        rulesets[spec.key] = spec
+            check_answers_fit(ruleset, questionnaires[ruleset.questionnaire], questionnaires[key])
+        rulesets[ruleset.key] = ruleset
     catalog = Catalog(
         frameworks=frameworks, questionnaires=questionnaires, rulesets=rulesets, raw=raw
     )

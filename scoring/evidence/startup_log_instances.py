@@ -181,18 +181,18 @@ def _pool_from_blocks(builder: Builder) -> list[dict[str, Any]]:
     tokens per block. Returns the notes saying which figures were used.
     """
     if builder.engine == "trtllm":
-        blocks, per_block = builder.trt_primary_blocks, builder.trt_tokens_per_block
-        if blocks is None or per_block is None:
+        primary, per_block = builder.trt_primary_blocks, builder.trt_tokens_per_block
+        if primary is None or per_block is None:
             return []
-        tokens = blocks.value * per_block.value
-        builder.pools[(POOL_DERIVED, "")] = Hit(tokens, blocks.line, blocks.text)
+        tokens = primary.value * per_block.value
+        builder.pools[(POOL_DERIVED, "")] = Hit(tokens, primary.line, primary.text)
         return [
             note(
                 "trtllm_pool_from_blocks",
                 line=builder.first_line,
-                blocks=blocks.value,
+                blocks=primary.value,
                 tokens_per_block=per_block.value,
-                blocks_line=blocks.line,
+                blocks_line=primary.line,
                 tokens_per_block_line=per_block.line,
             )
         ]

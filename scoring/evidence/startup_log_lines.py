@@ -255,8 +255,12 @@ class Parser:
             return True
         if "LLM engine" in text and VLLM_ENGINE_INIT.search(text):
             current = self.streams.get(stream)
-            restart = current is None or current.engine != "vllm"
-            restart = restart or bool(current.pools) or current.failed is not None
+            restart = (
+                current is None
+                or current.engine != "vllm"
+                or bool(current.pools)
+                or current.failed is not None
+            )
             builder = self._builder(stream, "vllm", line_no, new=restart)
             seq = _field(MAX_SEQ_LEN, text)
             if seq:

@@ -30,11 +30,15 @@ import io
 import os
 import zlib
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scoring.evidence.messages import note
 from scoring.evidence.startup_log_lines import Parser
 from scoring.evidence.startup_log_results import LogParseResult, not_parsed
+
+if TYPE_CHECKING:
+    # What io.RawIOBase.readinto is given (any writable buffer); typeshed-only, hence quoted.
+    from _typeshed import WriteableBuffer
 
 __all__ = ["DEFAULT_MAX_BYTES", "parse_startup_log", "source_name_of"]
 
@@ -159,8 +163,9 @@ class _ChainReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        size = len(buffer)
+    def readinto(self, buffer: "WriteableBuffer") -> int:
+        view = memoryview(buffer).cast("B")
+        size = len(view)
         if size == 0:
             return 0
         if self._head:
@@ -173,7 +178,7 @@ class _ChainReader(io.RawIOBase):
                 chunk = chunk.encode("utf-8")
             chunk = bytes(chunk)
         data, self._head = chunk[:size], chunk[size:]
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         return len(data)
 
 
@@ -189,14 +194,15 @@ class _CountingReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        data = self._source.read(len(buffer))
+    def readinto(self, buffer: "WriteableBuffer") -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._source.read(len(view))
         if not data:
             return 0
         self.count += len(data)
         if self.count > self._limit:
             raise _TooLarge
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         return len(data)
 
 
@@ -221,7 +227,7 @@ def _sniff_encoding(head: bytes) -> str | None:
     return None if bad > max(1, len(text) // 10) else "utf-8"
 
 
-def _utf8_lines(reader: io.BufferedReader) -> Iterator[bytes]:
+def _utf8_lines(reader: BinaryIO) -> Iterator[bytes]:
     first = True
     while True:
         raw = reader.readline(_LINE_LIMIT)
@@ -234,7 +240,7 @@ def _utf8_lines(reader: io.BufferedReader) -> Iterator[bytes]:
         yield raw
 
 
-def _transcoded_lines(reader: io.BufferedReader, encoding: str) -> Iterator[bytes]:
+def _transcoded_lines(reader: BinaryIO, encoding: str) -> Iterator[bytes]:
     text = io.TextIOWrapper(reader, encoding=encoding, errors="replace", newline="\n")
     while True:
         line = text.readline(_LINE_LIMIT)

@@ -7,6 +7,7 @@ import pytest
 
 from questionnaires.spec import CatalogError
 from scoring.engine import risk_tier, score_points
+from scoring.evidence import EngineInstance, LogParseResult
 
 from .catalogue import RULESET, compiled, rule
 
@@ -91,21 +92,23 @@ def test_visibility_settles_through_chained_conditions(engine):
 
 
 def test_log_rules_read_the_smallest_pool_and_largest_context_over_all_files(engine):
-    class Log:
-        def __init__(self, pool, context, name):
-            self.parsed, self.pool, self.context, self.source_name = True, pool, context, name
-            self.pool_line, self.pool_text, self.context_line, self.context_text = (
-                3,
-                f"pool={pool}",
-                4,
-                f"ctx={context}",
-            )
-
-        def to_dict(self):
-            return {"parsed": True, "pool": self.pool, "context": self.context, "lines": [3, 4]}
+    def log(pool, context, name):
+        instance = EngineInstance(
+            engine="sglang",
+            role="single",
+            pool_tokens=pool,
+            pool_line=3,
+            pool_text=f"pool={pool}",
+            context_tokens=context,
+            context_line=4,
+            context_text=f"ctx={context}",
+            failed_start=False,
+            rejections=0,
+        )
+        return LogParseResult(name, parsed=True, engine="sglang", instances=(instance,))
 
     result = engine.score(
-        CLEAN, as_of=AS_OF, evidence={"BBB-04": [Log(900, 800, "a.log"), Log(5000, 1000, "b.log")]}
+        CLEAN, as_of=AS_OF, evidence={"BBB-04": [log(900, 800, "a.log"), log(5000, 1000, "b.log")]}
     )
     finding = next(f for f in result.findings if f.rule_id == "LOG-SMALL")
     pool_line, context_line = finding.evidence

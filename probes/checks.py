@@ -149,11 +149,10 @@ def _send_sized(context: CheckContext, tenant: Tenant, units: int, estimate: int
 
 
 def _outcome(reply: Reply, estimate: int) -> PromptOutcome:
-    measured = reply.prompt_tokens is not None
     return PromptOutcome(
-        prompt_tokens=reply.prompt_tokens if measured else estimate,
+        prompt_tokens=reply.prompt_tokens if reply.prompt_tokens is not None else estimate,
         status=reply.status,
-        measured=measured,
+        measured=reply.prompt_tokens is not None,
         error=None if reply.ok else reply.describe(),
     )
 
@@ -312,7 +311,8 @@ def check_prefix_cache(
             prefix_tokens=prefix_tokens,
             reason=_budget_reason(needed, client.budget.remaining),
         )
-    timings = {"cross": ([], []), "same": ([], [])}
+    # per design, (hit, miss) times to first token in ms
+    timings: dict[str, tuple[list[float], list[float]]] = {"cross": ([], []), "same": ([], [])}
     shuffler = random.Random(secrets.randbits(64))
     designs = (("cross", tenant_a, tenant_b), ("same", tenant_a, tenant_a))
     reason = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from collections.abc import Mapping
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 
@@ -56,7 +57,7 @@ class ApiKey:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> None:
+    def __reduce__(self) -> NoReturn:
         # A key must never travel in a task message or a cache: ids do, keys stay encrypted.
         raise TypeError("an ApiKey cannot be pickled")
 

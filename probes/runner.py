@@ -296,7 +296,10 @@ def probe_run(config: ProbeConfig, *, on_progress: ProgressCallback | None = Non
                     outcome = _inconclusive(name, calibration_problem or "calibration failed")
                 else:
                     outcome = _run_check(name, context, config)
-            results[name] = replace(outcome, **client.ledger.of(name))
+            spent = client.ledger.of(name)
+            results[name] = replace(
+                outcome, requests=spent["requests"], tokens_spent=spent["tokens_spent"]
+            )
             logger.info(
                 "probe of %s: %s is %s (%s requests, %s prompt tokens)%s",
                 config.base_url,

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import OrganizationAPIView, error_responses
+from config.api import OrganizationAPIView, StrictFilterSet, error_responses
 from questionnaires.spec import Text
 from scoring.models import Rule
 
@@ -122,7 +122,7 @@ class IdFilter(django_filters.NumberFilter):
         super().__init__(*args, min_value=1, max_value=2**63 - 1, **kwargs)
 
 
-class AssessmentFilter(django_filters.FilterSet):
+class AssessmentFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(
         choices=AssessmentStatus.choices, help_text="Only assessments in this status."
     )
@@ -130,7 +130,12 @@ class AssessmentFilter(django_filters.FilterSet):
         field_name="risk_tier", choices=RiskTier.choices, help_text="Only this risk tier."
     )
     vendor = extend_schema_field(
-        {"type": "integer", "description": "Only this vendor's assessments (vendor id)."}
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 2**63 - 1,
+            "description": "Only this vendor's assessments (vendor id).",
+        }
     )(IdFilter(field_name="vendor_id"))
     due_before = django_filters.DateFilter(
         field_name="due_date", lookup_expr="lte", help_text="Due on or before this date."

@@ -28,6 +28,11 @@ from .models import (
     Vendor,
 )
 
+# What a vendor's website may be, in the request schema and in the check alike (Django's
+# URLValidator refuses addresses that JSON Schema's "uri" format allows): an http(s) address
+# of printable ASCII without spaces, or empty.
+WEBSITE_PATTERN = r"^(https?://[!-~]+)?$"
+
 ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
 
@@ -35,6 +40,10 @@ ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
 
 class VendorSerializer(serializers.ModelSerializer):
+    # Blank when not given: the schema says "a URL / an address, or empty".
+    website = serializers.URLField(read_only=True, allow_blank=True)
+    contact_email = serializers.EmailField(read_only=True, allow_blank=True)
+
     class Meta:
         model = Vendor
         fields = ["id", "name", "website", "contact_name", "contact_email", "notes", "created_at"]
@@ -45,7 +54,13 @@ class VendorInputSerializer(InputSerializer):
     """POST (name required) and PATCH (every field optional) of a vendor."""
 
     name = serializers.CharField(max_length=200)
-    website = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    website = serializers.RegexField(
+        WEBSITE_PATTERN,
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        error_messages={"invalid": _("Enter an http:// or https:// address.")},
+    )
     contact_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     notes = serializers.CharField(max_length=4000, required=False, allow_blank=True)

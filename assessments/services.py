@@ -134,7 +134,7 @@ def _full_clean(instance: Any) -> None:
         .exclude(pk=instance.pk)
         .exists()
     ):
-        raise ServiceError({"name": [_("A vendor with this name already exists.")]})
+        raise ConflictError({"name": [_("A vendor with this name already exists.")]})
 
 
 # -- assessments ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import django_filters
 from django.core.exceptions import (
     ImproperlyConfigured,
     RequestDataTooBig,
@@ -148,7 +149,55 @@ class InputSerializer(serializers.Serializer):
             unknown = sorted(str(key) for key in data if key not in self.fields)
             if unknown:
                 raise exceptions.ValidationError(dict.fromkeys(unknown, [_("Unknown field.")]))
+            wrong: dict[str, list[str]] = {}
+            for name, value in data.items():
+                _collect_wrong_json_types(self.fields[name], value, name, wrong)
+            if wrong:
+                raise exceptions.ValidationError(wrong)
         return super().to_internal_value(data)
+
+
+def _collect_wrong_json_types(
+    field: serializers.Field, value: Any, key: str, into: dict[str, list[str]]
+) -> None:
+    """Adds to `into` where `value` is not of the JSON type the schema gives `field`.
+
+    DRF coerces (`0` becomes the name `"0"`, `"7"` the id 7, `"yes"` True); the schema promises
+    a string, an integer, a boolean, so a body of another type is refused instead. Items of a
+    list are keyed like the other nested errors (`reopen_codes.0`).
+    """
+    if value is None:
+        return  # allow_null decides
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        for index, item in enumerate(value):
+            _collect_wrong_json_types(field.child, item, f"{key}.{index}", into)
+        return
+    if isinstance(field, serializers.ChoiceField | serializers.CharField):
+        expected: type = str
+        message = _("Not a valid string.")
+    elif isinstance(field, serializers.IntegerField | serializers.PrimaryKeyRelatedField):
+        expected = int
+        message = _("A valid integer is required.")
+    elif isinstance(field, serializers.BooleanField):
+        expected = bool
+        message = _("Must be a valid boolean.")
+    else:
+        return
+    if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
+        into[key] = [str(message)]
+
+
+class StrictFilterSet(django_filters.FilterSet):
+    """A list's query filters, refusing an empty value (`?due_before=`) like any other value
+    outside the schema (django-filter would read it as "no filter")."""
+
+    def is_valid(self) -> bool:
+        valid = super().is_valid()
+        for name in self.filters:
+            if name in self.data and not self.data.get(name):
+                self.form.add_error(name, _("Enter a value."))
+                valid = False
+        return valid
 
 
 # -- the organization endpoint base --------------------------------------------------------

@@ -1,0 +1,71 @@
+"""The conventions every operation of the OpenAPI schema follows, applied in one place.
+
+`add_error_responses` is drf-spectacular's postprocessing hook (SPECTACULAR_SETTINGS): every
+operation documents the error statuses the shared machinery can answer, with the one error body
+(`config.api.ErrorsSerializer`), so an endpoint added anywhere complies without extra work:
+
+- 401 (no or a bad credential), 403 (no membership or capability), 404 (a missing or foreign
+  object, a page past the end), 406 (an Accept header nothing satisfies) on every operation;
+- 400 when the operation takes a body or query parameters;
+- 409 (the object's state refuses the change) on every write;
+- 413 (a body over the size limits) and 415 (not JSON, or not multipart for an upload) on every
+  operation with a body.
+
+Request bodies are closed (`additionalProperties: false`): `config.api.InputSerializer` refuses
+unknown keys, and the schema says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
+_WRITES = {"post", "put", "patch", "delete"}
+_DESCRIPTIONS = {
+    400: "Invalid input: the messages by field, question code or error code.",
+    401: "No credentials, or a bad or revoked token.",
+    403: "Not a member of an organization, or the role lacks the capability.",
+    404: "No such object in the caller's organization (another organization's object "
+    "included), or a page past the end.",
+    406: "The Accept header names no media type this operation answers.",
+    409: "The object's current state refuses this change.",
+    413: "The body is over the size limits.",
+    415: "The body's media type is not one the operation takes.",
+}
+
+
+def add_error_responses(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
+    """SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]: the shared error statuses, closed bodies."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            statuses = {401, 403, 404, 406}
+            has_body = "requestBody" in operation
+            if has_body or any(p.get("in") == "query" for p in operation.get("parameters", [])):
+                statuses.add(400)
+            if method in _WRITES:
+                statuses.add(409)
+            if has_body:
+                statuses |= {400, 413, 415}
+                _close_request_bodies(operation["requestBody"], components)
+            responses = operation.setdefault("responses", {})
+            for status in sorted(statuses):
+                responses.setdefault(
+                    str(status),
+                    {
+                        "content": {"application/json": {"schema": ERRORS_REF}},
+                        "description": _DESCRIPTIONS[status],
+                    },
+                )
+    return result
+
+
+def _close_request_bodies(request_body: dict[str, Any], components: dict[str, Any]) -> None:
+    for media in request_body.get("content", {}).values():
+        schema = media.get("schema", {})
+        ref = schema.get("$ref", "")
+        target = components.get(ref.rsplit("/", 1)[-1]) if ref else schema
+        if target is not None and target.get("type") == "object":
+            target.setdefault("additionalProperties", False)

@@ -1,5 +1,7 @@
 """Forms validate input shape for the pages; services re-validate and save."""
 
+import zoneinfo
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
@@ -50,6 +52,11 @@ class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(label=_("Role"), choices=Role.choices)
 
 
+def time_zone_choices() -> list[tuple[str, str]]:
+    """Every IANA zone this machine knows, by name (Asia/Hong_Kong, Europe/London, …)."""
+    return [(zone, zone) for zone in sorted(zoneinfo.available_timezones())]
+
+
 class BrandingForm(forms.Form):
     report_display_name = forms.CharField(
         label=_("Name shown on reports"),
@@ -72,6 +79,12 @@ class BrandingForm(forms.Form):
         widget=forms.FileInput(attrs={"accept": "image/png,image/svg+xml"}),
     )
     remove_logo = forms.BooleanField(label=_("Remove the current logo"), required=False)
+    time_zone = forms.ChoiceField(
+        label=_("Time zone"),
+        choices=time_zone_choices,
+        required=False,  # not sent: the zone stays as it is
+        help_text=_("Dates and times on pages, in reports and in emails use this time zone."),
+    )
 
     def clean_logo(self) -> bytes | None:
         """The logo's bytes, checked by content rather than by name or declared type."""

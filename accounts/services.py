@@ -26,7 +26,7 @@ from accounts.models import (
     User,
 )
 from accounts.roles import Capability, Role, role_can
-from accounts.validators import logo_content_type, validate_brand_colour
+from accounts.validators import logo_content_type, validate_brand_colour, validate_time_zone
 from core.errors import ForbiddenError, ServiceError
 from core.text import text_errors
 
@@ -70,8 +70,11 @@ def organization_update_branding(
     brand_colour: str,
     logo: bytes | None = None,
     remove_logo: bool = False,
+    time_zone: str | None = None,
 ) -> Organization:
-    """Change how reports present the organization. ``logo`` replaces the current one."""
+    """Change how reports present the organization. ``logo`` replaces the current one;
+    ``time_zone`` (an IANA name; None leaves it) is the clock of its pages, reports and
+    emails."""
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_BRANDING
     )
@@ -93,6 +96,11 @@ def organization_update_branding(
             content_type = logo_content_type(logo)
         except ValidationError as error:
             errors["logo"] = error.messages
+    if time_zone is not None:
+        try:
+            validate_time_zone(time_zone)
+        except ValidationError as error:
+            errors["time_zone"] = error.messages
     if errors:
         raise ServiceError(errors)
 
@@ -107,6 +115,9 @@ def organization_update_branding(
         organization.logo = None
         organization.logo_content_type = ""
         update_fields += ["logo", "logo_content_type"]
+    if time_zone is not None:
+        organization.time_zone = time_zone
+        update_fields.append("time_zone")
     organization.save(update_fields=update_fields)
     return organization
 

@@ -345,6 +345,7 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
         initial={
             "report_display_name": organization.report_display_name,
             "brand_colour": organization.brand_colour,
+            "time_zone": organization.time_zone,
         },
     )
     status = 200
@@ -358,6 +359,7 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
                     brand_colour=form.cleaned_data["brand_colour"],
                     logo=form.cleaned_data["logo"],
                     remove_logo=form.cleaned_data["remove_logo"],
+                    time_zone=form.cleaned_data["time_zone"] or None,
                 )
             except ServiceError as error:
                 add_errors(form, error)

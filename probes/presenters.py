@@ -11,7 +11,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from assessments.presenters.formats import format_datetime, format_number, format_tokens
-from assessments.presenters.probe import CHECK_TITLES, Figure
+from assessments.presenters.probe import CHECK_TITLES, Figure, ProbeCostRow
 
 from .models import ProbeSetup
 from .result import CHECKS
@@ -20,17 +20,10 @@ from .services import tokens_spent_under
 
 
 @dataclass(frozen=True)
-class CostRow:
-    title: str
-    requests: str
-    tokens: str
-
-
-@dataclass(frozen=True)
 class CostPlan:
     """What a probe with the default settings sends for a declared context, check by check."""
 
-    rows: tuple[CostRow, ...]
+    rows: tuple[ProbeCostRow, ...]
     requests: str
     tokens: str
     samples: int
@@ -50,7 +43,7 @@ def cost_plan(declared_context: int, checks: tuple[str, ...] = CHECKS) -> CostPl
     titles = {CALIBRATION: _("Calibration (one small request per key)"), **CHECK_TITLES}
     return CostPlan(
         rows=tuple(
-            CostRow(
+            ProbeCostRow(
                 title=str(titles[name]),
                 requests=format_number(cost.requests),
                 tokens=format_number(cost.prompt_tokens),

@@ -76,3 +76,29 @@ def test_the_invitation_dates_the_link_on_the_organizations_clock(catalog, perso
 
     expires = format_date(link.expires_at, "zh-hant", zone="Asia/Hong_Kong")
     assert f"有效期至 {expires}" in mail.outbox[0].body
+
+
+def test_an_owner_sets_the_organizations_time_zone_on_its_settings_page(client, catalog, personas):
+    """The branding page sets the clock; an unknown zone is refused by name and nothing is
+    saved."""
+    assessment = make_draft(personas)
+    vendor_link_issue(
+        assessment=assessment,
+        contact_email="kv@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    VendorLink.objects.update(created_at=LATE_EVENING_UTC)
+    client.force_login(personas.alice)
+    page = reverse("accounts:branding", args=[personas.acme.slug])
+    fields = {"report_display_name": "", "brand_colour": ""}
+    refused = client.post(page, {**fields, "time_zone": "Mars/Olympus_Mons"})
+    assert refused.status_code == 400
+    assert "Mars/Olympus_Mons" in refused.content.decode()
+    personas.acme.refresh_from_db()
+    assert personas.acme.time_zone == "Asia/Hong_Kong"
+    assert client.post(page, {**fields, "time_zone": "Europe/London"}).status_code == 302
+    personas.acme.refresh_from_db()
+    assert personas.acme.time_zone == "Europe/London"
+    detail = client.get(reverse("assessments:detail", args=[assessment.pk])).content.decode()
+    assert "1 Jan 2026, 20:30" in detail

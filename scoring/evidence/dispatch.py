@@ -20,8 +20,12 @@ PARSER_KINDS = FILE_PARSERS  # the catalogue names a file question's parser (`pa
 
 
 class EvidenceParseResult(Protocol):
-    source_name: str
-    parsed: bool
+    # Read-only members, so that frozen dataclasses satisfy the protocol.
+    @property
+    def source_name(self) -> str: ...
+
+    @property
+    def parsed(self) -> bool: ...
 
     def to_dict(self) -> dict[str, Any]: ...
 

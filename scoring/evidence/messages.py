@@ -371,7 +371,7 @@ def _describe_startup_log(
     separator = _phrase("list_separator", translate)
     if engine == "mixed":
         labels = sorted(
-            {ENGINE_LABELS.get(i.get("engine"), str(i.get("engine"))) for i in instances}
+            {ENGINE_LABELS.get(str(i.get("engine")), str(i.get("engine"))) for i in instances}
         )
         head = _phrase("mixed_log", translate, engines=separator.join(labels))
     else:
@@ -412,7 +412,7 @@ def _describe_model_config(
     data: Mapping[str, Any], translate: Translate, number: NumberFormatter
 ) -> str:
     sizing = data.get("sizing") or {}
-    attention = translate(ATTENTION_LABELS.get(sizing.get("attention"), "?"))
+    attention = translate(ATTENTION_LABELS.get(str(sizing.get("attention")), "?"))
     values = int(sizing.get("values_per_token") or 0)  # bytes/token = values x bytes/value
     return _phrase(
         "model_config",

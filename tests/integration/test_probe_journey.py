@@ -97,7 +97,7 @@ def test_a_probe_set_up_in_the_portal_is_run_attached_and_scored(
         )
         assert saved.status_code == 302, saved.content.decode()[:3000]
         pages.append(vendor_browser.get(saved["Location"]).content.decode())
-        submitted = vendor_browser.post(reverse("portal:review", args=[token]))
+        submitted = vendor_browser.post(reverse("portal:review", args=[token]), {"confirm": "on"})
         assert submitted.status_code == 302, submitted.content.decode()[:3000]
         scored_first = wait_until_scored(assessment, worker, runs=1)
         assert not rules_fired_by(EXPECTED[mode]) & fired(scored_first)

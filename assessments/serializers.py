@@ -28,10 +28,17 @@ from .models import (
     Vendor,
 )
 
-# What a vendor's website may be, in the request schema and in the check alike (Django's
-# URLValidator refuses addresses that JSON Schema's "uri" format allows): an http(s) address
-# of printable ASCII without spaces, or empty.
-WEBSITE_PATTERN = r"^(https?://[!-~]+)?$"
+# What a vendor's website may be, in the request schema and in the check alike: empty, or an
+# http(s) address whose host is localhost, an IPv4 address or an ASCII domain name, with an
+# optional port and a path of printable ASCII. A subset of what the model's URLValidator takes
+# (JSON Schema's "uri" format, or any printable text after the scheme, allows addresses it
+# refuses), so that a website the schema allows is never refused afterwards.
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_HOST = (
+    rf"(localhost|{_OCTET}(\.{_OCTET}){{3}}|"
+    r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})"
+)
+WEBSITE_PATTERN = rf"^(https?://{_HOST}(:[0-9]{{1,5}})?([/?#][!-~]*)?)?$"
 
 ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
@@ -108,10 +115,7 @@ class AnswersInputSerializer(InputSerializer):
     )
     comments = AnswerMapField(required=False, help_text="Comments by question code.")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if "answers" not in attrs and "comments" not in attrs:
-            raise serializers.ValidationError(_("Send “answers”, “comments” or both."))
-        return attrs
+    empty_body_message = _("Send “answers”, “comments” or both.")
 
 
 class EvidenceInputSerializer(InputSerializer):

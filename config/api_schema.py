@@ -12,12 +12,19 @@ operation documents the error statuses the shared machinery can answer, with the
   operation with a body.
 
 Request bodies are closed (`additionalProperties: false`): `config.api.InputSerializer` refuses
-unknown keys, and the schema says so.
+unknown keys, and the schema says so. `InputSerializerSchema` states InputSerializer's other
+rules in each body's schema: free text matches `core.text.READABLE_TEXT_PATTERN`, and a body
+that must name at least one field has `minProperties: 1`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from rest_framework import serializers
+
+from core.text import READABLE_TEXT_PATTERN
 
 ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
 _WRITES = {"post", "put", "patch", "delete"}
@@ -69,3 +76,33 @@ def _close_request_bodies(request_body: dict[str, Any], components: dict[str, An
         target = components.get(ref.rsplit("/", 1)[-1]) if ref else schema
         if target is not None and target.get("type") == "object":
             target.setdefault("additionalProperties", False)
+
+
+def is_free_text(field: serializers.Field) -> bool:
+    """A field of free text (not a choice, an address, a pattern): `core.text`'s character rule
+    applies to it, in the schema and in `config.api.InputSerializer`."""
+    return type(field) is serializers.CharField
+
+
+class InputSerializerSchema(OpenApiSerializerExtension):
+    """The schema of every `config.api.InputSerializer`: what drf-spectacular maps, plus the
+    rules the serializer enforces beyond its fields' own (see its docstring)."""
+
+    target_class = "config.api.InputSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        properties = schema.get("properties", {})
+        for name, field in self.target.fields.items():
+            if name not in properties:
+                continue
+            if isinstance(field, serializers.ListField):
+                field, target = field.child, properties[name].get("items", {})
+            else:
+                target = properties[name]
+            if is_free_text(field):
+                target.setdefault("pattern", READABLE_TEXT_PATTERN)
+        if self.target.empty_body_message is not None:
+            schema["minProperties"] = 1
+        return schema

@@ -30,15 +30,20 @@ from .models import (
 
 # What a vendor's website may be, in the request schema and in the check alike: empty, or an
 # http(s) address whose host is localhost, an IPv4 address or an ASCII domain name, with an
-# optional port and a path of printable ASCII. A subset of what the model's URLValidator takes
-# (JSON Schema's "uri" format, or any printable text after the scheme, allows addresses it
-# refuses), so that a website the schema allows is never refused afterwards.
+# optional port, path, query and fragment of RFC 3986's characters (percent-encoded otherwise).
+# Both a subset of what the model's URLValidator takes and a valid "uri" (the response
+# schema's format), so that a website the schema allows is never refused afterwards nor
+# answered outside the response schema.
 _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _HOST = (
     rf"(localhost|{_OCTET}(\.{_OCTET}){{3}}|"
     r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})"
 )
-WEBSITE_PATTERN = rf"^(https?://{_HOST}(:[0-9]{{1,5}})?([/?#][!-~]*)?)?$"
+_PCHAR = r"([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+WEBSITE_PATTERN = (
+    rf"^(https?://{_HOST}(:[0-9]{{1,5}})?(/({_PCHAR}|/)*)?"
+    rf"(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?)?$"
+)
 
 ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 

@@ -14,7 +14,7 @@ from django import forms
 from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -22,7 +22,13 @@ from rest_framework.response import Response
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import OrganizationAPIView, error_responses
+from config.api import (
+    MAX_ID,
+    ErrorsSerializer,
+    OrganizationAPIView,
+    StrictFilterSet,
+    error_responses,
+)
 from questionnaires.spec import Text
 from scoring.models import Rule
 
@@ -124,10 +130,10 @@ class IdFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, min_value=1, max_value=2**63 - 1, **kwargs)
+        super().__init__(*args, min_value=1, max_value=MAX_ID, **kwargs)
 
 
-class AssessmentFilter(django_filters.FilterSet):
+class AssessmentFilter(StrictFilterSet):
     status = django_filters.ChoiceFilter(
         choices=AssessmentStatus.choices, help_text="Only assessments in this status."
     )
@@ -135,7 +141,12 @@ class AssessmentFilter(django_filters.FilterSet):
         field_name="risk_tier", choices=RiskTier.choices, help_text="Only this risk tier."
     )
     vendor = extend_schema_field(
-        {"type": "integer", "description": "Only this vendor's assessments (vendor id)."}
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_ID,
+            "description": "Only this vendor's assessments (vendor id).",
+        }
     )(IdFilter(field_name="vendor_id"))
     due_before = django_filters.DateFilter(
         field_name="due_date", lookup_expr="lte", help_text="Due on or before this date."
@@ -346,7 +357,18 @@ class AssessmentReview(OrganizationAPIView):
         "changes_requested (with a message and the vendor questions to re-open). A reviewer "
         "who created, edited or submitted the assessment may not decide (four eyes).",
         request=ReviewInputSerializer,
-        responses={201: ReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            201: ReviewSerializer,
+            **error_responses(401, 403, 404, 409),
+            # The four-eyes refusal is the reviewer's, not the assessment's state (that is a
+            # 409): it comes with the body's other errors, in one 400.
+            400: OpenApiResponse(
+                ErrorsSerializer,
+                description="Invalid input, all errors at once: `reviewer` when the caller "
+                "created, edited or submitted the assessment (four-eyes rule), `reopen_codes` "
+                "naming no vendor question, a missing `message` or `conditions`.",
+            ),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)

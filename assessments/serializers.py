@@ -28,6 +28,23 @@ from .models import (
     Vendor,
 )
 
+# What a vendor's website may be, in the request schema and in the check alike: empty, or an
+# http(s) address whose host is localhost, an IPv4 address or an ASCII domain name, with an
+# optional port, path, query and fragment of RFC 3986's characters (percent-encoded otherwise).
+# Both a subset of what the model's URLValidator takes and a valid "uri" (the response
+# schema's format), so that a website the schema allows is never refused afterwards nor
+# answered outside the response schema.
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_HOST = (
+    rf"(localhost|{_OCTET}(\.{_OCTET}){{3}}|"
+    r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})"
+)
+_PCHAR = r"([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+WEBSITE_PATTERN = (
+    rf"^(https?://{_HOST}(:[0-9]{{1,5}})?(/({_PCHAR}|/)*)?"
+    rf"(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?)?$"
+)
+
 ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
 
@@ -35,6 +52,10 @@ ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
 
 class VendorSerializer(serializers.ModelSerializer):
+    # Blank when not given: the schema says "a URL / an address, or empty".
+    website = serializers.URLField(read_only=True, allow_blank=True)
+    contact_email = serializers.EmailField(read_only=True, allow_blank=True)
+
     class Meta:
         model = Vendor
         fields = ["id", "name", "website", "contact_name", "contact_email", "notes", "created_at"]
@@ -45,7 +66,13 @@ class VendorInputSerializer(InputSerializer):
     """POST (name required) and PATCH (every field optional) of a vendor."""
 
     name = serializers.CharField(max_length=200)
-    website = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    website = serializers.RegexField(
+        WEBSITE_PATTERN,
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        error_messages={"invalid": _("Enter an http:// or https:// address.")},
+    )
     contact_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True)
     notes = serializers.CharField(max_length=4000, required=False, allow_blank=True)
@@ -93,10 +120,7 @@ class AnswersInputSerializer(InputSerializer):
     )
     comments = AnswerMapField(required=False, help_text="Comments by question code.")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if "answers" not in attrs and "comments" not in attrs:
-            raise serializers.ValidationError(_("Send “answers”, “comments” or both."))
-        return attrs
+    empty_body_message = _("Send “answers”, “comments” or both.")
 
 
 class EvidenceInputSerializer(InputSerializer):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import django_filters
 from django.core.exceptions import (
     ImproperlyConfigured,
     RequestDataTooBig,
@@ -35,7 +36,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext, org_context_for_request
 from config.api_json import BoundedJSONParser
+from config.api_schema import is_free_text  # also registers InputSerializer's schema
 from core.errors import ServiceError
+from core.text import text_errors
 
 # -- errors --------------------------------------------------------------------------------
 
@@ -136,19 +139,99 @@ def error_responses(*status_codes: int) -> dict[int, type[serializers.Serializer
 # -- input ---------------------------------------------------------------------------------
 
 
+# The largest id a client may name: the range of the primary keys (BigAutoField). A larger
+# number cannot be any object's id, and the database driver refuses it rather than finding
+# nothing, so the schema bounds it (`maximum`) and the body is refused with a 400.
+MAX_ID = 2**63 - 1
+
+
 class InputSerializer(serializers.Serializer):
     """Validates a request body's shape and types; the services validate the meaning.
 
     Unknown keys are refused rather than ignored, so that a typo (`"answer"` for `"answers"`)
-    is a 400 instead of a silent no-op.
+    is a 400 instead of a silent no-op; free text may hold no control character, direction
+    override or lone surrogate.
     """
+
+    # (The docstring is every body's description in the schema, hence for clients.) Named by a
+    # serializer: a body without any of its fields is refused with this message. The schema
+    # states this and the other rules (`config.api_schema.InputSerializerSchema`); free text
+    # is checked by `core.text.text_errors`.
+    empty_body_message: ClassVar[Any] = None
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
             unknown = sorted(str(key) for key in data if key not in self.fields)
             if unknown:
                 raise exceptions.ValidationError(dict.fromkeys(unknown, [_("Unknown field.")]))
+            wrong: dict[str, list[str]] = {}
+            for name, value in data.items():
+                _collect_wrong_json_types(self.fields[name], value, name, wrong)
+            if wrong:
+                raise exceptions.ValidationError(wrong)
+            unreadable: dict[str, list[str]] = {}
+            for name, value in data.items():
+                _collect_unreadable_text(self.fields[name], value, name, unreadable)
+            if unreadable:
+                raise exceptions.ValidationError(unreadable)
+            if self.empty_body_message is not None and not data:
+                raise exceptions.ValidationError(
+                    {api_settings.NON_FIELD_ERRORS_KEY: [str(self.empty_body_message)]}
+                )
         return super().to_internal_value(data)
+
+
+def _collect_unreadable_text(
+    field: serializers.Field, value: Any, key: str, into: dict[str, list[str]]
+) -> None:
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        for index, item in enumerate(value):
+            _collect_unreadable_text(field.child, item, f"{key}.{index}", into)
+    elif is_free_text(field) and (problems := text_errors(value)):
+        into[key] = problems
+
+
+def _collect_wrong_json_types(
+    field: serializers.Field, value: Any, key: str, into: dict[str, list[str]]
+) -> None:
+    """Adds to `into` where `value` is not of the JSON type the schema gives `field`.
+
+    DRF coerces (`0` becomes the name `"0"`, `"7"` the id 7, `"yes"` True); the schema promises
+    a string, an integer, a boolean, so a body of another type is refused instead. Items of a
+    list are keyed like the other nested errors (`reopen_codes.0`).
+    """
+    if value is None:
+        return  # allow_null decides
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        for index, item in enumerate(value):
+            _collect_wrong_json_types(field.child, item, f"{key}.{index}", into)
+        return
+    if isinstance(field, serializers.ChoiceField | serializers.CharField):
+        expected: type = str
+        message = _("Not a valid string.")
+    elif isinstance(field, serializers.IntegerField | serializers.PrimaryKeyRelatedField):
+        expected = int
+        message = _("A valid integer is required.")
+    elif isinstance(field, serializers.BooleanField):
+        expected = bool
+        message = _("Must be a valid boolean.")
+    else:
+        return
+    if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
+        into[key] = [str(message)]
+
+
+class StrictFilterSet(django_filters.FilterSet):
+    """A list's query filters, refusing an empty value (`?due_before=`) like any other value
+    outside the schema (django-filter would read it as "no filter")."""
+
+    def is_valid(self) -> bool:
+        valid = super().is_valid()
+        for name in self.filters:
+            if name in self.data and not self.data.get(name):
+                self.form.add_error(name, _("Enter a value."))
+                valid = False
+        return valid
 
 
 # -- the organization endpoint base --------------------------------------------------------

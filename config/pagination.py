@@ -15,6 +15,7 @@ timeout only bounds how long an unused entry stays.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
@@ -22,12 +23,15 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination, CursorPagination, PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 COUNT_CACHE_SECONDS = 600
+_PAGE_NUMBER = re.compile(r"[1-9][0-9]*")
 T = TypeVar("T")
 
 
@@ -81,6 +85,13 @@ class _Cursor(CursorPagination):
         return self.ordering
 
 
+def _refuse_malformed_page(values: list[str]) -> None:
+    """A `page` other than one positive whole number is a 400, as the schema says (`integer`):
+    DRF's own paginator reads an empty `?page=` as page 1 and `last` as the last page."""
+    if values and (len(values) > 1 or not _PAGE_NUMBER.fullmatch(values[0])):
+        raise ValidationError({"page": [_("Enter one page number: a whole number from 1.")]})
+
+
 class ListPagination(BasePagination):
     """Cursor pages where the view names a `cursor_ordering` (its first field nearly unique and
     indexed together with the organization), page numbers with `?page=` or where it does not.
@@ -96,6 +107,7 @@ class ListPagination(BasePagination):
         version_of = getattr(view, "count_version", None)
         version = version_of(request) if version_of is not None else None
         ordering = getattr(view, "cursor_ordering", None)
+        _refuse_malformed_page(request.query_params.getlist(self.page_query_param))
         self.count = cached_count(queryset, version=version)
         if ordering and self.page_query_param not in request.query_params:
             self.pages: BasePagination = _Cursor(tuple(ordering))
@@ -122,6 +134,7 @@ class ListPagination(BasePagination):
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         parameters = PageNumberPagination().get_schema_operation_parameters(view)
+        parameters[0]["schema"]["minimum"] = 1
         parameters[0]["description"] = (
             "A page number, for clients that compute page links; following `next` is faster "
             "on deep pages."

@@ -363,6 +363,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request and response components apart: a request body is closed (no unknown keys), a
+    # response's read-only fields are not part of what a client may send.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api_schema.add_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
         "ReportStatusEnum": "reports.models.ReportStatus",

@@ -16,10 +16,28 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# The refused characters as code-point ranges, written as `\uXXXX` escapes: one spelling that
+# Python's `re` and the ECMA-262 regular expressions of JSON Schema (the API schema) both read.
+_SURROGATE_RANGES = ((0xD800, 0xDFFF),)
+_CONTROL_RANGES = ((0x00, 0x08), (0x0B, 0x0C), (0x0E, 0x1F), (0x7F, 0x9F))
+_BIDI_OVERRIDE_RANGES = ((0x202A, 0x202E), (0x2066, 0x2069))
+
+
+def _character_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in ranges)
+
+
+_SURROGATE = re.compile(f"[{_character_class(_SURROGATE_RANGES)}]")
+_CONTROL = re.compile(f"[{_character_class(_CONTROL_RANGES)}]")
+_BIDI_OVERRIDE = re.compile(f"[{_character_class(_BIDI_OVERRIDE_RANGES)}]")
 _UNREADABLE = re.compile(f"{_SURROGATE.pattern}|{_CONTROL.pattern}|{_BIDI_OVERRIDE.pattern}")
+
+# `text_errors`'s character rule as a JSON Schema `pattern`: the API schema states it for its
+# free-text fields, so that what the schema allows is what the server keeps. Without the
+# surrogates: a JSON Schema string is made of Unicode scalar values, which a lone surrogate is
+# not (I-JSON, RFC 7493), and validators built on that (Rust's regex, schemathesis's) refuse a
+# pattern naming them.
+READABLE_TEXT_PATTERN = "^[^" + _character_class(_CONTROL_RANGES + _BIDI_OVERRIDE_RANGES) + "]*$"
 
 
 def text_errors(value: Any, *, max_length: int | None = None) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import InputSerializer
+from config.api import MAX_ID, InputSerializer
 
 from .models import BatchStatus
 
@@ -12,7 +12,7 @@ from .models import BatchStatus
 class RescoreBatchInputSerializer(InputSerializer):
     ruleset = serializers.CharField(help_text="The ruleset to score with, `slug@version`.")
     assessments = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
         required=False,
         max_length=100_000,
         help_text="Ids of the assessments to rescore. Default: every scored assessment of the "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -21,8 +22,10 @@ from assessments.models import Channel
 from config.api import InputSerializer, OrganizationAPIView, error_responses
 
 from . import selectors, services
+from .checks import MIN_PREFIX_TOKENS, MIN_SAMPLES
 from .models import ProbeRun, ProbeSetup
 from .result import CHECKS
+from .runner import TOO_FEW_SAMPLES, TOO_SHORT_PREFIX
 
 
 class ProbeSetupSerializer(serializers.ModelSerializer):
@@ -119,13 +122,23 @@ class ProbeRunInputSerializer(InputSerializer):
         child=serializers.ChoiceField(choices=CHECKS),
         required=False,
         allow_empty=False,
+        min_length=1,  # allow_empty's rule as the schema's minItems
         help_text="Default: all three.",
     )
+    # The runner's own minimums (probes.runner refuses fewer), stated in the schema.
     samples = serializers.IntegerField(
-        required=False, min_value=1, max_value=1000, help_text="Prefix-cache samples."
+        required=False,
+        min_value=MIN_SAMPLES,
+        max_value=1000,
+        error_messages={"min_value": _(TOO_FEW_SAMPLES)},
+        help_text="Prefix-cache samples.",
     )
     prefix_tokens = serializers.IntegerField(
-        required=False, min_value=1, max_value=1_000_000, help_text="Prefix length (tokens)."
+        required=False,
+        min_value=MIN_PREFIX_TOKENS,
+        max_value=1_000_000,
+        error_messages={"min_value": _(TOO_SHORT_PREFIX)},
+        help_text="Prefix length (tokens).",
     )
 
 

@@ -99,6 +99,13 @@ CALIBRATION_TOKENS = 1600
 CANARY_CALIBRATION_TOKENS = 1100
 
 
+# The refusals of the run options below the minimums (probes.api states them in the schema).
+TOO_FEW_SAMPLES = gettext_noop(
+    "At least 5 samples: with fewer, no timing difference can be significant at p < 0.01."
+)
+TOO_SHORT_PREFIX = gettext_noop("At least 1,024 tokens: the smallest prefix that providers cache.")
+
+
 def planned_cost(
     *, declared_context: int, checks: Sequence[str], samples: int, prefix_tokens: int
 ) -> dict[str, PlannedCost]:
@@ -164,16 +171,9 @@ def options_problems(
     if unknown or not checks:
         errors["checks"] = [gettext_noop("Choose among oversize, canary and prefix_cache.")]
     if samples < probe_checks.MIN_SAMPLES:
-        errors["samples"] = [
-            gettext_noop(
-                "At least 5 samples: with fewer, no timing difference can be significant at "
-                "p < 0.01."
-            )
-        ]
+        errors["samples"] = [TOO_FEW_SAMPLES]
     if prefix_tokens < probe_checks.MIN_PREFIX_TOKENS:
-        errors["prefix_tokens"] = [
-            gettext_noop("At least 1,024 tokens: the smallest prefix that providers cache.")
-        ]
+        errors["prefix_tokens"] = [TOO_SHORT_PREFIX]
     if budget_tokens < 1:
         errors["budget_tokens"] = [gettext_noop("The token budget must be a positive number.")]
     if not rate_per_key > 0:

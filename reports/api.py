@@ -22,6 +22,7 @@ from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
 from config.api import (
+    MAX_ID,
     FirstRendererNegotiation,
     InputSerializer,
     OrganizationAPIView,
@@ -39,7 +40,7 @@ class ReportRequestInputSerializer(InputSerializer):
     run = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=2**63 - 1,
+        max_value=MAX_ID,
         help_text="Id of the scoring run to report on (default: the latest). Any past run "
         "can be reported as it was scored.",
     )

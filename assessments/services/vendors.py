@@ -8,7 +8,7 @@ from django.db import models, transaction
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
-from core.errors import ServiceError
+from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
 
 from ..audit import audit_record
@@ -70,4 +70,4 @@ def _full_clean(instance: Any) -> None:
         .exclude(pk=instance.pk)
         .exists()
     ):
-        raise ServiceError({"name": [_("A vendor with this name already exists.")]})
+        raise ConflictError({"name": [_("A vendor with this name already exists.")]})

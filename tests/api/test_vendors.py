@@ -98,10 +98,12 @@ def test_bad_vendor_input_is_a_400_per_field_and_saves_nothing(personas, client_
     assert not Vendor.objects.exists()
 
 
-def test_a_duplicate_vendor_name_is_refused(personas, vendor, client_as):
+def test_a_duplicate_vendor_name_is_a_conflict(personas, vendor, client_as):
+    # A well-formed name that another vendor holds: the organization's state refuses it (409),
+    # the request itself is valid by the schema.
     response = client_as(personas.ava).post(LIST, {"name": "Inferno AI"}, format="json")
 
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response.json() == {"errors": {"name": ["A vendor with this name already exists."]}}
     assert Vendor.objects.count() == 1
 
@@ -128,14 +130,14 @@ def test_a_patch_changes_only_the_fields_sent(personas, vendor, client_as):
     assert response.json()["contact_name"] == "Ines"
 
 
-def test_a_bad_patch_is_a_400_and_changes_nothing(personas, vendor, client_as):
+def test_a_refused_patch_changes_nothing(personas, vendor, client_as):
     vendor_create(organization=personas.acme, actor=personas.alice, channel=Channel.WEB, name="B")
 
     client = client_as(personas.ava)
     duplicate = client.patch(detail(vendor), {"name": "B", "notes": "new"}, format="json")
     blank = client.patch(detail(vendor), {"name": "", "notes": "new"}, format="json")
 
-    assert duplicate.status_code == blank.status_code == 400
+    assert (duplicate.status_code, blank.status_code) == (409, 400)
     assert list(duplicate.json()["errors"]) == list(blank.json()["errors"]) == ["name"]
     vendor.refresh_from_db()
     assert (vendor.name, vendor.notes) == ("Inferno AI", "")

@@ -116,7 +116,7 @@ def test_bad_run_options_are_400_by_field(assessment, set_up_probe, personas):
         format="json",
     )
     assert response.status_code == 400
-    assert set(response.json()["errors"]) == {"checks.1"}
+    assert set(response.json()["errors"]) == {"checks.1", "samples"}
     response = client_of(personas.ava).post(
         f"/api/v1/assessments/{assessment.pk}/probe-runs/", {"samples": 3}, format="json"
     )

@@ -19,6 +19,19 @@ pytestmark = pytest.mark.django_db
 LATE_EVENING_UTC = dt.datetime(2026, 1, 1, 20, 30, tzinfo=dt.UTC)  # 04:30 next day in HK
 
 
+def draft_with_a_link_sent_late_in_the_evening(personas):
+    """A draft whose vendor link was made at LATE_EVENING_UTC (shown on its page)."""
+    assessment = make_draft(personas)
+    vendor_link_issue(
+        assessment=assessment,
+        contact_email="kv@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    VendorLink.objects.update(created_at=LATE_EVENING_UTC)
+    return assessment
+
+
 def test_organizations_start_on_hong_kong_time(personas):
     assert personas.acme.time_zone == "Asia/Hong_Kong"
 
@@ -35,14 +48,7 @@ def test_a_page_shows_times_in_the_organizations_zone_and_languages_format(
 ):
     personas.acme.time_zone = zone
     personas.acme.save(update_fields=["time_zone"])
-    assessment = make_draft(personas)
-    vendor_link_issue(
-        assessment=assessment,
-        contact_email="kv@vendor.test",
-        member=member_of(personas.ava),
-        channel=Channel.WEB,
-    )
-    VendorLink.objects.update(created_at=LATE_EVENING_UTC)
+    assessment = draft_with_a_link_sent_late_in_the_evening(personas)
     client.force_login(personas.ava)
     url = reverse("assessments:detail", args=[assessment.pk])
     assert english in client.get(url).content.decode()
@@ -81,14 +87,7 @@ def test_the_invitation_dates_the_link_on_the_organizations_clock(catalog, perso
 def test_an_owner_sets_the_organizations_time_zone_on_its_settings_page(client, catalog, personas):
     """The branding page sets the clock; an unknown zone is refused by name and nothing is
     saved."""
-    assessment = make_draft(personas)
-    vendor_link_issue(
-        assessment=assessment,
-        contact_email="kv@vendor.test",
-        member=member_of(personas.ava),
-        channel=Channel.WEB,
-    )
-    VendorLink.objects.update(created_at=LATE_EVENING_UTC)
+    assessment = draft_with_a_link_sent_late_in_the_evening(personas)
     client.force_login(personas.alice)
     page = reverse("accounts:branding", args=[personas.acme.slug])
     fields = {"report_display_name": "", "brand_colour": ""}

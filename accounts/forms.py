@@ -1,7 +1,5 @@
 """Forms validate input shape for the pages; services re-validate and save."""
 
-import zoneinfo
-
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
@@ -9,7 +7,12 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from accounts.roles import Role
-from accounts.validators import LOGO_MAX_BYTES, logo_content_type, validate_brand_colour
+from accounts.validators import (
+    LOGO_MAX_BYTES,
+    known_time_zones,
+    logo_content_type,
+    validate_brand_colour,
+)
 
 
 class EmailAuthenticationForm(AuthenticationForm):
@@ -54,7 +57,7 @@ class MemberRoleForm(forms.Form):
 
 def time_zone_choices() -> list[tuple[str, str]]:
     """Every IANA zone this machine knows, by name (Asia/Hong_Kong, Europe/London, …)."""
-    return [(zone, zone) for zone in sorted(zoneinfo.available_timezones())]
+    return [(zone, zone) for zone in known_time_zones()]
 
 
 class BrandingForm(forms.Form):

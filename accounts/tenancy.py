@@ -56,9 +56,28 @@ def org_context_for_request(request: HttpRequest) -> OrgContext | None:
     if not user.is_authenticated or not user.is_active:
         return None
     token = getattr(request, "auth", None)
-    if isinstance(token, ApiToken):
+    token = token if isinstance(token, ApiToken) else None
+    session_org_id = None if token else request.session.get(SESSION_KEY)
+    # Asked by the view and again by the page's template: read once per request, for as long
+    # as the user, the token and the session's choice stay what they were (`vars`, not
+    # getattr: a DRF request must not find what its Django request remembered).
+    key = (user.pk, token.pk if token else None, session_org_id)
+    remembered = vars(request).get(_REMEMBERED)
+    if remembered is not None and remembered[0] == key:
+        return remembered[1]
+    context = _context_for(user, token, session_org_id)
+    vars(request)[_REMEMBERED] = (key, context)
+    return context
+
+
+_REMEMBERED = "_avia_org_context"
+
+
+def _context_for(
+    user: User, token: ApiToken | None, session_org_id: int | None
+) -> OrgContext | None:
+    if token is not None:
         return _context(user=user, organization_id=token.organization_id)
-    session_org_id = request.session.get(SESSION_KEY)
     if session_org_id is not None:
         context = _context(user=user, organization_id=session_org_id)
         if context is not None:

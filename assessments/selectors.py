@@ -130,9 +130,12 @@ class UrgencyOrdered:
         return [found[pk] for pk in ids]
 
 
-def portfolio_counts(*, organization: Organization, today: dt.date) -> dict[str, Any]:
+def portfolio_counts(
+    *, organization: Organization, today: dt.date, changed_at: dt.datetime | None = None
+) -> dict[str, Any]:
     """How many assessments the organization has by status and by tier, and how many are
-    overdue: three grouped reads of every row, so cached until its assessments change."""
+    overdue: three grouped reads of every row, so cached until its assessments change
+    (`changed_at`: `assessments_changed_at`, when the caller has read it already)."""
 
     def compute() -> dict[str, Any]:
         everything = Assessment.objects.filter(organization=organization).order_by()
@@ -143,7 +146,7 @@ def portfolio_counts(*, organization: Organization, today: dt.date) -> dict[str,
         overdue = everything.filter(status__in=OPEN_STATUSES, due_date__lt=today).count()
         return {"by_status": by_status, "by_tier": by_tier, "overdue": overdue}
 
-    version = (assessments_changed_at(organization=organization), today)
+    version = (changed_at or assessments_changed_at(organization=organization), today)
     return cached_value(f"portfolio counts {organization.pk}", version=version, compute=compute)
 
 

@@ -45,13 +45,12 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
     # Overdue first, then what is still in progress, then what is signed off; by due date.
     # Read stage by stage through an index, and counted from the cache: the page costs the
     # same for 100 assessments or 100,000, on page 1 or page 1,000.
-    ordered = selectors.UrgencyOrdered(
-        list_rows(assessments),
-        today=today,
-        version=selectors.assessments_changed_at(organization=org.organization),
-    )
+    changed_at = selectors.assessments_changed_at(organization=org.organization)
+    ordered = selectors.UrgencyOrdered(list_rows(assessments), today=today, version=changed_at)
     page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
-    counts = selectors.portfolio_counts(organization=org.organization, today=today)
+    counts = selectors.portfolio_counts(
+        organization=org.organization, today=today, changed_at=changed_at
+    )
     by_status, by_tier, overdue_count = counts["by_status"], counts["by_tier"], counts["overdue"]
     query_without_page = urlencode(
         [(key, v) for key, values in request.GET.lists() if key != "page" for v in values]

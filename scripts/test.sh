@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
-# worker, PDF and browser tests), then the migrations, integration, API, permission and query
-# plan tests again on a private PostgreSQL cluster (scripts/postgres.sh). Artefacts
-# (screenshots, rendered pages) land in artifacts/. Arguments go to the SQLite pytest run and
-# skip the PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0 skips it too.
+# worker, PDF and browser tests) and, beside it, the migrations, integration, API, permission
+# and query plan tests on a private PostgreSQL cluster (scripts/postgres.sh). The two passes
+# run at the same time — one pytest process leaves the second core mostly idle — each with
+# its own Redis (the fault tests stop and start theirs) and its own media directory; the
+# PostgreSQL pass's output follows the SQLite pass's. Artefacts (screenshots, rendered pages,
+# worker logs) land in artifacts/. Arguments go to the SQLite pytest run and skip the
+# PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0 skips it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -53,16 +56,45 @@ if [[ $postgres == 1 ]]; then
   esac
 fi
 
-python -m pytest "$@"
-
+postgres_pid=""
+postgres_log=var/test-postgres.log
 if [[ $postgres == 1 ]]; then
   postgres_url=$(scripts/postgres.sh url "$AVIA_TEST_POSTGRES_PORT")
   psql -q "${postgres_url%/*}/postgres" -c "DROP DATABASE IF EXISTS avia_migrate_check" \
     -c "CREATE DATABASE avia_migrate_check"
   check_migrations "${postgres_url%/*}/avia_migrate_check"
+  # Its own Redis, started (and stopped) like the first one.
+  postgres_redis_port=${AVIA_TEST_POSTGRES_REDIS_PORT:-$((AVIA_TEST_REDIS_PORT + 1000))}
+  if [[ $(scripts/redis.sh start "$postgres_redis_port") == started ]]; then
+    cleanup+=("scripts/redis.sh stop $postgres_redis_port")
+  fi
+  DATABASE_URL=$postgres_url AVIA_TEST_REDIS_PORT=$postgres_redis_port \
+    REDIS_URL="redis://127.0.0.1:${postgres_redis_port}/0" MEDIA_ROOT="$PWD/var/test-media-postgres" \
+    setsid -w python -m pytest -p no:cacheprovider tests/integration tests/api \
+    tests/test_permission_matrix.py tests/scale >"$postgres_log" 2>&1 &
+  postgres_pid=$!
+  # An interrupted run stops that pass and what it started (its own process group: setsid),
+  # before the cleanup above stops the servers.
+  cleanup=("kill_postgres_pass" "${cleanup[@]}")
+fi
+kill_postgres_pass() {
+  if [[ -n $postgres_pid ]]; then
+    kill -TERM -- "-$postgres_pid" 2>/dev/null || kill -TERM "$postgres_pid" 2>/dev/null || true
+  fi
+}
+
+set +e; python -m pytest "$@"; sqlite_status=$?; set -e
+
+if [[ $postgres == 1 ]]; then
+  set +e; wait "$postgres_pid"; postgres_status=$?; set -e
+  postgres_pid=""
   echo "--- the same integration, API, permission and query plan tests on PostgreSQL ---"
-  DATABASE_URL=$postgres_url python -m pytest tests/integration tests/api \
-    tests/test_permission_matrix.py tests/scale
+  cat "$postgres_log"
+  if [[ $postgres_status != 0 ]]; then
+    echo "!!! the PostgreSQL pass FAILED (exit status $postgres_status)" >&2
+    exit "$postgres_status"
+  fi
 else
   echo "!!! PostgreSQL tests SKIPPED: only SQLite was tested" >&2
 fi
+exit "$sqlite_status"

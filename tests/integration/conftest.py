@@ -231,7 +231,14 @@ def killable_worker(celery_worker_process: Worker):
     run at the same time), which the test may SIGKILL and restart."""
     queue = f"{celery_worker_process.queue}-killable"
     nodename = f"{queue}@{socket.gethostname()}"
-    environment = {**celery_worker_process.environment, "CELERY_QUEUE": queue}
+    environment = {
+        **celery_worker_process.environment,
+        "CELERY_QUEUE": queue,
+        # The broker hands a killed worker's messages out again after this (production: 60 s);
+        # the tasks here take a few seconds, so half a minute is still far from a redelivery
+        # of a task that is running, and each kill test waits half a minute less.
+        "CELERY_VISIBILITY_TIMEOUT": "30",
+    }
     arguments = worker_arguments(queue=queue, nodename=nodename, pool="prefork", concurrency=2)
     log_path = ARTIFACTS / f"celery-worker-{queue}.log"
     previous_routes = celery_app.conf.task_routes

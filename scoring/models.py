@@ -61,7 +61,17 @@ class Ruleset(PublishedCatalogVersion):
     @cached_property
     def spec(self) -> RulesetSpec:
         frameworks = {f.ref_id: f.as_ref() for f in Framework.objects.all()}
-        return parse_ruleset(self.content, frameworks, source=self.key)
+        if self.pk is None or not self.content_hash:
+            return parse_ruleset(self.content, frameworks, source=self.key)
+        # Parsed once per process, as questionnaires are (a findings page parsed the whole
+        # ruleset again on every request): the key holds the references it cites as well.
+        key = (self.pk, self.content_hash, frozenset(frameworks.items()))
+        if key not in _PARSED:
+            _PARSED[key] = parse_ruleset(self.content, frameworks, source=self.key)
+        return _PARSED[key]
+
+
+_PARSED: dict[tuple[int, str, frozenset[tuple[str, FrameworkRef]]], RulesetSpec] = {}
 
 
 class Rule(models.Model):

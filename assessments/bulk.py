@@ -18,7 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Field, Model
+from django.db.models import Field, JSONField, Model
 
 
 def db_values(row: Model, fields: Sequence[Field]) -> list[Any]:
@@ -50,9 +50,15 @@ def update_fields(rows: Sequence[Model], names: Sequence[str]) -> None:
     the rows travel as one JSON document that `json_populate_recordset` turns into rows of the
     table's own type (each value cast to its column's type by the database; an executemany
     would send, parse and plan one UPDATE per row), on SQLite an executemany (in-process: a
-    statement costs little there)."""
+    statement costs little there).
+
+    Each row once (with a row twice, which of its values wins would depend on the plan), and
+    locked by the caller beforehand in id order when other writers may touch them: the UPDATE
+    takes its row locks in the plan's order."""
     if not rows:
         return
+    if len({row.pk for row in rows}) != len(rows):
+        raise ValueError("update_fields: a row is given twice")
     connection = connections[DEFAULT_DB_ALIAS]
     meta = rows[0]._meta
     fields = [meta.get_field(name) for name in names]
@@ -66,13 +72,9 @@ def update_fields(rows: Sequence[Model], names: Sequence[str]) -> None:
             return
         document = json.dumps(
             [
-                {
-                    meta.pk.column: row.pk,
-                    **{f.column: f.get_prep_value(getattr(row, f.attname)) for f in fields},
-                }
+                {meta.pk.column: row.pk, **{f.column: _json_value(f, row) for f in fields}}
                 for row in rows
-            ],
-            default=_json_scalar,
+            ]
         )
         assignments = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields)
         cursor.execute(
@@ -82,11 +84,17 @@ def update_fields(rows: Sequence[Model], names: Sequence[str]) -> None:
         )
 
 
-def _json_scalar(value: Any) -> str:
-    """Dates and times as ISO 8601 (to the microsecond, which the database reads back exactly);
-    decimals and UUIDs as their text."""
+def _json_value(field: Field, row: Model) -> Any:
+    """The field's value of the row in the JSON document: a JSON column's value as it is (what
+    cannot be JSON fails here as it fails in `save()`), dates and times as ISO 8601 (to the
+    microsecond, which the database reads back exactly), decimals and UUIDs as their text."""
+    value = field.get_prep_value(getattr(row, field.attname))
+    if isinstance(field, JSONField):
+        if field.encoder is not None:
+            raise ValueError(f"update_fields: {field.name} has an encoder of its own")
+        return value
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, Decimal | UUID):
         return str(value)
-    raise TypeError(f"{type(value).__name__} is not a column value")
+    return value

@@ -130,8 +130,12 @@ class UrgencyOrdered:
         return [found[pk] for pk in ids]
 
 
+# "Not read yet", where None is a value (an organization without assessments).
+_UNREAD: Any = object()
+
+
 def portfolio_counts(
-    *, organization: Organization, today: dt.date, changed_at: dt.datetime | None = None
+    *, organization: Organization, today: dt.date, changed_at: object = _UNREAD
 ) -> dict[str, Any]:
     """How many assessments the organization has by status and by tier, and how many are
     overdue: three grouped reads of every row, so cached until its assessments change
@@ -146,7 +150,9 @@ def portfolio_counts(
         overdue = everything.filter(status__in=OPEN_STATUSES, due_date__lt=today).count()
         return {"by_status": by_status, "by_tier": by_tier, "overdue": overdue}
 
-    version = (changed_at or assessments_changed_at(organization=organization), today)
+    if changed_at is _UNREAD:
+        changed_at = assessments_changed_at(organization=organization)
+    version = (changed_at, today)
     return cached_value(f"portfolio counts {organization.pk}", version=version, compute=compute)
 
 

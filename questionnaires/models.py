@@ -7,12 +7,18 @@ was created with, whatever the files in the repository say later.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import cached_property
+from typing import Any, TypeVar
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from .spec import ANSWER_TYPES, AUDIENCES, QuestionnaireSpec, parse_questionnaire
+
+T = TypeVar("T")
 
 
 class PublishedCatalogVersion(models.Model):
@@ -38,11 +44,31 @@ class PublishedCatalogVersion(models.Model):
     def key(self) -> str:
         return f"{self.slug}@{self.version}"
 
+    def parsed_once(self, parse: Callable[[], T], *also: Hashable) -> T:
+        """`parse()`, once per process for this version (its id and content hash, and `also`:
+        whatever else the result depends on). A published version never changes, so every
+        scoring run and page that reaches it shares one parse; `content` may be deferred by
+        the caller and is read only when this process has no copy. An unsaved version is
+        parsed each time."""
+        if self.pk is None or not self.content_hash:
+            return parse()
+        key = (type(self).__name__, self.pk, self.content_hash, *also)
+        with _PARSED_LOCK:
+            if key in _PARSED:
+                _PARSED.move_to_end(key)
+                return _PARSED[key]
+        value = parse()
+        with _PARSED_LOCK:
+            _PARSED[key] = value
+            while len(_PARSED) > _PARSED_KEPT:
+                _PARSED.popitem(last=False)  # the least recently used
+        return value
 
-# Parsed specs of this process, by (id, content hash): a published version never changes, so
-# each is parsed once per process rather than once per row that reaches it (every scoring run
-# and page used to parse the whole questionnaire again).
-_PARSED: dict[tuple[int, str], QuestionnaireSpec] = {}
+
+# The parses `parsed_once` keeps (a few catalogue versions are in use at a time).
+_PARSED: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
+_PARSED_KEPT = 64
+_PARSED_LOCK = threading.Lock()
 
 
 class QuestionnaireVersion(PublishedCatalogVersion):
@@ -53,13 +79,7 @@ class QuestionnaireVersion(PublishedCatalogVersion):
 
     @cached_property
     def spec(self) -> QuestionnaireSpec:
-        if self.pk is None or not self.content_hash:
-            return parse_questionnaire(self.content, source=self.key)
-        key = (self.pk, self.content_hash)
-        if key not in _PARSED:
-            # `content` may be deferred by the caller: read only when this process has no copy.
-            _PARSED[key] = parse_questionnaire(self.content, source=self.key)
-        return _PARSED[key]
+        return self.parsed_once(lambda: parse_questionnaire(self.content, source=self.key))
 
 
 class Section(models.Model):

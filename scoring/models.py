@@ -60,18 +60,12 @@ class Ruleset(PublishedCatalogVersion):
 
     @cached_property
     def spec(self) -> RulesetSpec:
+        # The parse holds the framework references too: a change to them is a new parse.
         frameworks = {f.ref_id: f.as_ref() for f in Framework.objects.all()}
-        if self.pk is None or not self.content_hash:
-            return parse_ruleset(self.content, frameworks, source=self.key)
-        # Parsed once per process, as questionnaires are (a findings page parsed the whole
-        # ruleset again on every request): the key holds the references it cites as well.
-        key = (self.pk, self.content_hash, frozenset(frameworks.items()))
-        if key not in _PARSED:
-            _PARSED[key] = parse_ruleset(self.content, frameworks, source=self.key)
-        return _PARSED[key]
-
-
-_PARSED: dict[tuple[int, str, frozenset[tuple[str, FrameworkRef]]], RulesetSpec] = {}
+        return self.parsed_once(
+            lambda: parse_ruleset(self.content, frameworks, source=self.key),
+            frozenset(frameworks.items()),
+        )
 
 
 class Rule(models.Model):

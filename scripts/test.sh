@@ -58,43 +58,56 @@ fi
 
 postgres_pid=""
 postgres_log=var/test-postgres.log
+# Stops the PostgreSQL pass and what it started (its own process group: setsid), and waits
+# for it, before the cleanup stops the servers it uses.
+stop_postgres_pass() {
+  [[ -n $postgres_pid ]] || return 0
+  kill -TERM -- "-$postgres_pid" 2>/dev/null || kill -TERM "$postgres_pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$postgres_pid" 2>/dev/null || break; sleep 0.2; done
+  postgres_pid=""
+}
+# Ctrl-C stops both passes (the background pass does not get the terminal's signal).
+trap 'exit 130' INT TERM HUP
+
 if [[ $postgres == 1 ]]; then
   postgres_url=$(scripts/postgres.sh url "$AVIA_TEST_POSTGRES_PORT")
   psql -q "${postgres_url%/*}/postgres" -c "DROP DATABASE IF EXISTS avia_migrate_check" \
     -c "CREATE DATABASE avia_migrate_check"
   check_migrations "${postgres_url%/*}/avia_migrate_check"
-  # Its own Redis, started (and stopped) like the first one.
+  # Its own Redis (the fault tests stop and start theirs), started and stopped like the first.
   postgres_redis_port=${AVIA_TEST_POSTGRES_REDIS_PORT:-$((AVIA_TEST_REDIS_PORT + 1000))}
-  if [[ $(scripts/redis.sh start "$postgres_redis_port") == started ]]; then
-    cleanup+=("scripts/redis.sh stop $postgres_redis_port")
-  fi
+  state=$(scripts/redis.sh start "$postgres_redis_port")  # a port taken by another ends here
+  if [[ $state == started ]]; then cleanup+=("scripts/redis.sh stop $postgres_redis_port"); fi
+  postgres_redis="redis://127.0.0.1:${postgres_redis_port}"
+  cleanup=("stop_postgres_pass" "${cleanup[@]}")
   DATABASE_URL=$postgres_url AVIA_TEST_REDIS_PORT=$postgres_redis_port \
-    REDIS_URL="redis://127.0.0.1:${postgres_redis_port}/0" MEDIA_ROOT="$PWD/var/test-media-postgres" \
+    REDIS_URL="$postgres_redis/0" CACHE_URL="${CACHE_URL:+$postgres_redis/1}" \
+    MEDIA_ROOT="$PWD/var/test-media-postgres" \
     setsid -w python -m pytest -p no:cacheprovider tests/integration tests/api \
     tests/test_permission_matrix.py tests/scale >"$postgres_log" 2>&1 &
   postgres_pid=$!
-  # An interrupted run stops that pass and what it started (its own process group: setsid),
-  # before the cleanup above stops the servers.
-  cleanup=("kill_postgres_pass" "${cleanup[@]}")
 fi
-kill_postgres_pass() {
-  if [[ -n $postgres_pid ]]; then
-    kill -TERM -- "-$postgres_pid" 2>/dev/null || kill -TERM "$postgres_pid" 2>/dev/null || true
-  fi
-}
 
 set +e; python -m pytest "$@"; sqlite_status=$?; set -e
 
+postgres_status=0
 if [[ $postgres == 1 ]]; then
-  set +e; wait "$postgres_pid"; postgres_status=$?; set -e
-  postgres_pid=""
+  # Interrupted (pytest's status 2, or killed by a signal): the other pass stops too.
+  if (( sqlite_status == 2 || sqlite_status > 128 )); then stop_postgres_pass; fi
+  if [[ -n $postgres_pid ]]; then
+    set +e; wait "$postgres_pid"; postgres_status=$?; set -e
+    postgres_pid=""
+  else
+    postgres_status=2
+  fi
   echo "--- the same integration, API, permission and query plan tests on PostgreSQL ---"
   cat "$postgres_log"
-  if [[ $postgres_status != 0 ]]; then
-    echo "!!! the PostgreSQL pass FAILED (exit status $postgres_status)" >&2
-    exit "$postgres_status"
-  fi
+fi
+echo "--- SQLite pass: $([[ $sqlite_status == 0 ]] && echo passed || echo "FAILED ($sqlite_status)")"
+if [[ $postgres == 1 ]]; then
+  echo "--- PostgreSQL pass: $([[ $postgres_status == 0 ]] && echo passed || echo "FAILED ($postgres_status)")"
 else
   echo "!!! PostgreSQL tests SKIPPED: only SQLite was tested" >&2
 fi
-exit "$sqlite_status"
+if [[ $sqlite_status != 0 ]]; then exit "$sqlite_status"; fi
+exit "$postgres_status"

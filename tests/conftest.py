@@ -5,6 +5,7 @@ Data is set up through the real services (`tests/personas.py`), never by hand-ma
 
 import io
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 QUESTIONNAIRE = "ai-inference-isolation@1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # scripts/test.sh stops its background PostgreSQL pass with SIGTERM: handled as Ctrl-C is,
+    # so pytest still tears its fixtures down and the Celery workers it started stop with it.
+    signal.signal(signal.SIGTERM, _interrupted)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def launch_answer_file() -> dict:

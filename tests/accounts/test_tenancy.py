@@ -117,3 +117,52 @@ def test_require_raises_permission_denied_for_missing_capabilities(personas):
     context.require("view")
     with pytest.raises(PermissionDenied):
         context.require("manage_members")
+
+
+# -- one read per request, never a stale one ---------------------------------------------------
+
+
+def test_a_second_question_in_the_same_request_reads_nothing(
+    personas, consultant, django_assert_num_queries
+):
+    request = request_for(consultant, personas.other.pk)
+    first = org_context_for_request(request)
+    with django_assert_num_queries(0):
+        assert org_context_for_request(request) is first
+
+
+def test_switching_within_a_request_is_seen_by_the_next_question(personas, consultant):
+    request = request_for(consultant)
+    assert org_context_for_request(request).organization == personas.acme
+
+    switch_organization(request=request, organization_id=personas.other.pk)
+
+    assert org_context_for_request(request).organization == personas.other
+
+
+def test_another_user_signed_in_within_a_request_gets_their_own_context(personas, consultant):
+    request = request_for(consultant, personas.other.pk)
+    assert org_context_for_request(request).role == "viewer"
+
+    request.user = personas.oscar
+    context = org_context_for_request(request)
+
+    assert (context.user, context.organization) == (personas.oscar, personas.other)
+    request.user = AnonymousUser()
+    assert org_context_for_request(request) is None
+
+
+def test_an_api_request_acts_in_its_tokens_organization_whatever_the_django_request_knew(
+    personas, consultant
+):
+    from rest_framework.request import Request
+
+    django_request = request_for(consultant, personas.acme.pk)
+    assert org_context_for_request(django_request).organization == personas.acme
+    token, _key = api_token_create(user=consultant, organization=personas.other, name="ci")
+    api_request = Request(django_request)
+    api_request._user, api_request._auth = consultant, token  # as DRF's authentication sets them
+
+    context = org_context_for_request(api_request)
+
+    assert (context.organization, context.role) == (personas.other, "viewer")

@@ -235,8 +235,9 @@ def killable_worker(celery_worker_process: Worker):
         **celery_worker_process.environment,
         "CELERY_QUEUE": queue,
         # The broker hands a killed worker's messages out again after this (production: 60 s);
-        # the tasks here take a few seconds, so half a minute is still far from a redelivery
-        # of a task that is running, and each kill test waits half a minute less.
+        # each kill test waits half a minute less. Any consumer restores any unacknowledged
+        # message this old (the main worker's too), so it must stay well above the longest
+        # task of these tests (a few seconds; they are idempotent should one run twice).
         "CELERY_VISIBILITY_TIMEOUT": "30",
     }
     arguments = worker_arguments(queue=queue, nodename=nodename, pool="prefork", concurrency=2)

@@ -61,7 +61,10 @@ class ItemState(models.TextChoices):
 
 
 class RescoreItem(models.Model):
-    batch = models.ForeignKey(RescoreBatch, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: the unique (batch, assessment) index serves lookups by batch.
+    batch = models.ForeignKey(
+        RescoreBatch, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
     assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="+")
     before_run = models.ForeignKey(
         ScoringRun, on_delete=models.PROTECT, null=True, related_name="+"

@@ -18,13 +18,12 @@ from accounts.services import api_token_create  # noqa: E402
 from accounts.tenancy import org_context_of  # noqa: E402
 from assessments import factories  # noqa: E402
 from assessments.models import Channel  # noqa: E402
-from assessments.services.answers import answers_save, assessment_create  # noqa: E402
-from assessments.services.submission import assessment_submit  # noqa: E402
+from assessments.services.answers import assessment_create  # noqa: E402
 from assessments.services.vendors import vendor_create  # noqa: E402
 from portfolio.services import rescore_batch_create  # noqa: E402
 from probes.services import probe_run_request, probe_setup_save  # noqa: E402
 from reports.services import report_request  # noqa: E402
-from tests.conftest import QUESTIONNAIRE, launch_answer_file  # noqa: E402
+from tests.conftest import QUESTIONNAIRE  # noqa: E402
 from tests.personas import make_personas  # noqa: E402
 from tests.probes.conftest import setup_fields  # noqa: E402
 
@@ -43,23 +42,13 @@ def seed_organization(organization, owner, author) -> dict[str, list[int]]:
         actor=owner,
         channel=Channel.API,
     )
-    scored = assessment_create(
-        organization=organization,
+    # The launch-day answers, submitted and scored, without evidence.
+    scored = factories.incident_assessment(
+        member=org_context_of(user=author, organization=organization),
         vendor=vendor,
-        questionnaire_key=QUESTIONNAIRE,
-        actor=author,
+        evidence=[],
         channel=Channel.API,
     )
-    answers = launch_answer_file()
-    answers_save(
-        assessment=scored,
-        answers=answers["answers"],
-        comments=answers["comments"],
-        actor=author,
-        channel=Channel.API,
-    )
-    assessment_submit(assessment=scored, actor=author, channel=Channel.API)
-    scored.refresh_from_db()
     member = org_context_of(user=owner, organization=organization)
     report = report_request(assessment=scored, language="en", member=member, channel=Channel.API)
     batch = rescore_batch_create(

@@ -7,7 +7,7 @@ or foreign objects (404), missing capabilities (403), missing credentials (401).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import django_filters
@@ -164,14 +164,23 @@ class InputSerializer(serializers.Serializer):
             unknown = sorted(str(key) for key in data if key not in self.fields)
             if unknown:
                 raise exceptions.ValidationError(dict.fromkeys(unknown, [_("Unknown field.")]))
-            wrong: dict[str, list[str]] = {}
-            for name, value in data.items():
-                _collect_wrong_json_types(self.fields[name], value, name, wrong)
+            leaves = [
+                leaf
+                for name, value in data.items()
+                for leaf in _leaves(self.fields[name], value, name)
+            ]
+            wrong = {
+                key: [message]
+                for field, value, key in leaves
+                if (message := _wrong_json_type(field, value)) is not None
+            }
             if wrong:
                 raise exceptions.ValidationError(wrong)
-            unreadable: dict[str, list[str]] = {}
-            for name, value in data.items():
-                _collect_unreadable_text(self.fields[name], value, name, unreadable)
+            unreadable = {
+                key: problems
+                for field, value, key in leaves
+                if is_free_text(field) and (problems := text_errors(value))
+            }
             if unreadable:
                 raise exceptions.ValidationError(unreadable)
             if self.empty_body_message is not None and not data:
@@ -181,31 +190,26 @@ class InputSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def _collect_unreadable_text(
-    field: serializers.Field, value: Any, key: str, into: dict[str, list[str]]
-) -> None:
+def _leaves(
+    field: serializers.Field, value: Any, key: str
+) -> Iterator[tuple[serializers.Field, Any, str]]:
+    """The body's values with the field that reads each: a list's items one by one, keyed like
+    the other nested errors (`reopen_codes.0`)."""
     if isinstance(field, serializers.ListField) and isinstance(value, list):
         for index, item in enumerate(value):
-            _collect_unreadable_text(field.child, item, f"{key}.{index}", into)
-    elif is_free_text(field) and (problems := text_errors(value)):
-        into[key] = problems
+            yield from _leaves(field.child, item, f"{key}.{index}")
+    else:
+        yield field, value, key
 
 
-def _collect_wrong_json_types(
-    field: serializers.Field, value: Any, key: str, into: dict[str, list[str]]
-) -> None:
-    """Adds to `into` where `value` is not of the JSON type the schema gives `field`.
+def _wrong_json_type(field: serializers.Field, value: Any) -> str | None:
+    """Why `value` is not of the JSON type the schema gives `field`, or None.
 
     DRF coerces (`0` becomes the name `"0"`, `"7"` the id 7, `"yes"` True); the schema promises
-    a string, an integer, a boolean, so a body of another type is refused instead. Items of a
-    list are keyed like the other nested errors (`reopen_codes.0`).
+    a string, an integer, a boolean, so a body of another type is refused instead.
     """
     if value is None:
-        return  # allow_null decides
-    if isinstance(field, serializers.ListField) and isinstance(value, list):
-        for index, item in enumerate(value):
-            _collect_wrong_json_types(field.child, item, f"{key}.{index}", into)
-        return
+        return None  # allow_null decides
     if isinstance(field, serializers.ChoiceField | serializers.CharField):
         expected: type = str
         message = _("Not a valid string.")
@@ -216,9 +220,10 @@ def _collect_wrong_json_types(
         expected = bool
         message = _("Must be a valid boolean.")
     else:
-        return
+        return None
     if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
-        into[key] = [str(message)]
+        return str(message)
+    return None
 
 
 class StrictFilterSet(django_filters.FilterSet):

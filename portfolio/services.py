@@ -23,7 +23,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -214,13 +214,18 @@ def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:
     return finished
 
 
-def _unfinished_items(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
+def _unfinished(item_ids: Sequence[int], *, rows: QuerySet[RescoreItem]) -> list[RescoreItem]:
+    """The unfinished items among `item_ids` (of `rows`: a batch's, or locked), in id order."""
     return list(
-        RescoreItem.objects.filter(batch_id=batch_id, pk__in=list(item_ids))
-        .only("run", "before_run", "state")
+        rows.only("run", "before_run", "state")
+        .filter(pk__in=list(item_ids))
         .exclude(state__in=FINISHED)
         .order_by("pk")
     )
+
+
+def _unfinished_items(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
+    return _unfinished(item_ids, rows=RescoreItem.objects.filter(batch_id=batch_id))
 
 
 def _items_with_runs(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem]:
@@ -277,13 +282,7 @@ def _items_score(items: Sequence[RescoreItem]) -> int:
 
 
 def _locked_unfinished(item_ids: Sequence[int]) -> list[RescoreItem]:
-    return list(
-        RescoreItem.objects.select_for_update(of=("self",))
-        .only("run", "before_run", "state")
-        .filter(pk__in=item_ids)
-        .exclude(state__in=FINISHED)
-        .order_by("pk")
-    )
+    return _unfinished(item_ids, rows=RescoreItem.objects.select_for_update(of=("self",)))
 
 
 def _rules_of(run_ids: Sequence[int]) -> dict[int, set[str]]:

@@ -28,6 +28,7 @@ from core.text import READABLE_TEXT_PATTERN
 
 ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
 _WRITES = {"post", "put", "patch", "delete"}
+_METHODS = {"get"} | _WRITES
 _DESCRIPTIONS = {
     400: "Invalid input: the messages by field, question code or error code.",
     401: "No credentials, or a bad or revoked token.",
@@ -46,7 +47,7 @@ def add_error_responses(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any
     components = result.setdefault("components", {}).setdefault("schemas", {})
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
-            if method not in {"get", "post", "put", "patch", "delete"}:
+            if method not in _METHODS:
                 continue
             statuses = {401, 403, 404, 406}
             has_body = "requestBody" in operation
@@ -55,7 +56,7 @@ def add_error_responses(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any
             if method in _WRITES:
                 statuses.add(409)
             if has_body:
-                statuses |= {400, 413, 415}
+                statuses |= {413, 415}  # and 400, above
                 _close_request_bodies(operation["requestBody"], components)
             responses = operation.setdefault("responses", {})
             for status in sorted(statuses):

@@ -25,6 +25,8 @@ class Vendor(models.Model):
     contact_email = models.EmailField(_("contact email"), blank=True)
     notes = models.TextField(_("notes"), blank=True, max_length=4000)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Moves with every save: a cached count of a search by name must follow a rename.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -34,7 +36,8 @@ class Vendor(models.Model):
         ]
         ordering = ["name"]
         # (organization, name) is the unique constraint's index: the list and its cursor.
-        indexes = [models.Index(fields=["organization", "created_at"], name="vendor_org_created")]
+        # (organization, updated_at): the vendors' data version, one index lookup.
+        indexes = [models.Index(fields=["organization", "updated_at"], name="vendor_org_changed")]
 
     def __str__(self) -> str:
         return self.name

@@ -34,9 +34,10 @@ def vendors_for(*, organization: Organization) -> QuerySet[Vendor]:
 
 
 def vendors_changed_at(*, organization: Organization) -> dt.datetime | None:
-    """When the organization last added a vendor (vendors are never deleted): what a cached
-    count of its vendors is keyed on. One index lookup."""
-    return vendors_for(organization=organization).aggregate(newest=Max("created_at"))["newest"]
+    """When the organization last added or changed a vendor (vendors are never deleted): what a
+    cached count of its vendors is keyed on, a search by name included (a rename moves it).
+    One index lookup."""
+    return vendors_for(organization=organization).aggregate(newest=Max("updated_at"))["newest"]
 
 
 def vendor_assessment_counts(

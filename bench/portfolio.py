@@ -241,7 +241,10 @@ def _copy_vendor(
     vendor_id = ids.take(Vendor)
     name = f"{original.name} {vendor_id:06}"  # unique, as the id is
     shift = when - original.created_at
-    tables[Vendor].add(template.vendor.base, {"id": vendor_id, "name": name, "created_at": when})
+    tables[Vendor].add(
+        template.vendor.base,
+        {"id": vendor_id, "name": name, "created_at": when, "updated_at": when},
+    )
     for event in template.vendor_events:
         changes = event.moved(shift) | {"id": ids.take(AuditEvent)}
         changes["detail"] = {**event.row.detail, "vendor": name}

@@ -46,7 +46,13 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
     # Read stage by stage through an index, and counted from the cache: the page costs the
     # same for 100 assessments or 100,000, on page 1 or page 1,000.
     changed_at = selectors.assessments_changed_at(organization=org.organization)
-    ordered = selectors.UrgencyOrdered(list_rows(assessments), today=today, version=changed_at)
+    # A search by vendor name counts what the vendors are called now: a rename moves it too.
+    version = (
+        (changed_at, selectors.vendors_changed_at(organization=org.organization))
+        if query
+        else changed_at
+    )
+    ordered = selectors.UrgencyOrdered(list_rows(assessments), today=today, version=version)
     page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
     counts = selectors.portfolio_counts(
         organization=org.organization, today=today, changed_at=changed_at

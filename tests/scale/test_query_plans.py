@@ -120,4 +120,5 @@ def test_the_hot_queries_use_indexes(template, personas, client):
         "assessment_org_newest",
         "assessment_org_changed",
         "assessment_org_due",
+        "vendor_org_changed",
     } <= indexes_used, indexes_used

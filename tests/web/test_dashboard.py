@@ -151,8 +151,25 @@ def test_the_dashboard_runs_as_many_queries_for_50_assessments_as_for_5(
     assert Assessment.objects.count() == 50
     fifty = dashboard_queries(client)
     assert fifty == five
-    # and with a filter and a later page
+    # and with a filter and a later page: a search by name also reads the vendors' version
     cache.clear()
     with CaptureQueriesContext(connection) as captured:
         client.get(DASHBOARD, {"q": "Vendor", "page": 2})
-    assert len(captured.captured_queries) == five
+    assert len(captured.captured_queries) == five + 1
+
+
+def test_a_search_by_vendor_name_follows_a_rename(client, personas, mixed):
+    """The stages' counts are cached per data version: a rename changes what a search by name
+    finds without touching an assessment, so it must move the version too."""
+    client.force_login(personas.ava)
+    before = client.get(DASHBOARD, {"q": "due"})
+    assert before.context["page"].paginator.count == 3
+    later = mixed["later"].vendor
+    edit = reverse("assessments:vendor_edit", args=[later.pk])
+    assert client.post(edit, {"name": "Later Ltd"}).status_code == 302
+
+    after = client.get(DASHBOARD, {"q": "due"})
+
+    assert set(vendors_listed(after)) == {"Overdue AI", "Soon Due Ltd"}
+    assert after.context["page"].paginator.count == 2
+    assert "Showing 1–2 of 2" in after.content.decode()

@@ -111,3 +111,19 @@ def test_the_list_searches_by_name_and_counts_assessments(client, personas, cata
     assert vendors[0].assessment_count == 1 and vendors[0].open_count == 1
     # a viewer sees no edit links
     assert reverse("assessments:vendor_edit", args=[vendors[0].pk]) not in response.content.decode()
+
+
+def test_a_search_by_name_counts_what_vendors_are_called_now(client, personas):
+    """The list's count is cached per data version; a rename must move it (it once moved
+    only when a vendor was added)."""
+    make_vendor(personas, "Alpha Models")
+    beta = make_vendor(personas, "Beta Tokens")
+    client.force_login(personas.ava)
+    assert client.get(LIST, {"q": "alpha"}).context["page"].paginator.count == 1
+    edit = reverse("assessments:vendor_edit", args=[beta.pk])
+    assert client.post(edit, {"name": "Alpha Tokens"}).status_code == 302
+
+    response = client.get(LIST, {"q": "alpha"})
+
+    assert [v.name for v in response.context["vendors"]] == ["Alpha Models", "Alpha Tokens"]
+    assert response.context["page"].paginator.count == 2

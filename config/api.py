@@ -19,7 +19,8 @@ from django.core.exceptions import (
 )
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponseBase
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
@@ -281,6 +282,12 @@ class OrganizationAPIView(GenericAPIView):
                 if capability not in Capability.values:
                     raise ImproperlyConfigured(f"{cls.__name__}: unknown capability {capability!r}")
 
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # `initial` switches to the organization's clock; whatever was active before is back
+        # once the response is made.
+        with timezone.override(timezone.get_current_timezone()):
+            return super().dispatch(request, *args, **kwargs)
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, IsAuthenticated, throttling
         org = org_context_for_request(request)
@@ -289,6 +296,9 @@ class OrganizationAPIView(GenericAPIView):
                 {"organization": [_("You are not a member of any organization.")]}
             )
         self._check_capability(org, request.method or "GET")
+        # The organization's clock, as on its pages (`member_page`): "today", "overdue" and
+        # the times the API shows are read on it.
+        timezone.activate(org.organization.time_zone)
         # DRF calls the handler with this very dict (`handler(request, *args, **kwargs)` after
         # `self.kwargs = kwargs`), so the context arrives as an argument, like a URL parameter.
         self.kwargs["org"] = org

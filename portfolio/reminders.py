@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -53,20 +55,40 @@ class SweepReport:
     digests: int = 0
 
 
+# Every organization's date lies between the date of the westernmost zone (UTC-12) and that
+# of the easternmost (UTC+14): the sweep reads its candidates between the two, then each on its
+# organization's clock, as its pages read "today" and "overdue".
+_WESTERNMOST, _EASTERNMOST = ZoneInfo("Etc/GMT+12"), ZoneInfo("Etc/GMT-14")
+Today = Callable[[Organization], dt.date]
+
+
 def reminders_send(*, today: dt.date | None = None) -> SweepReport:
-    today = today or timezone.localdate()
+    """`today`, when given, is the date everywhere; otherwise each organization's own."""
+    first = today or timezone.localdate(timezone=_WESTERNMOST)
+    last = today or timezone.localdate(timezone=_EASTERNMOST)
+    zones: dict[str, ZoneInfo] = {}
+
+    def today_of(organization: Organization) -> dt.date:
+        if today is not None:
+            return today
+        zone = zones.setdefault(organization.time_zone, ZoneInfo(organization.time_zone))
+        return timezone.localdate(timezone=zone)
+
     report = SweepReport()
-    report.renewals = _open_renewals(today)
-    for assessment in _awaiting_vendor().filter(due_date__lt=today)[:SWEEP_LIMIT]:
-        report.overdue += due_date_remind(assessment=assessment, overdue=True) is not None
-    soon = today + dt.timedelta(days=settings.REMINDER_DAYS_BEFORE_DUE)
-    for assessment in _awaiting_vendor().filter(due_date__gte=today, due_date__lte=soon)[
+    report.renewals = _open_renewals(last, today_of)
+    for assessment in _awaiting_vendor().filter(due_date__lt=last)[:SWEEP_LIMIT]:
+        if assessment.due_date < today_of(assessment.organization):
+            report.overdue += due_date_remind(assessment=assessment, overdue=True) is not None
+    notice = dt.timedelta(days=settings.REMINDER_DAYS_BEFORE_DUE)
+    for assessment in _awaiting_vendor().filter(due_date__gte=first, due_date__lte=last + notice)[
         :SWEEP_LIMIT
     ]:
-        report.due_soon += due_date_remind(assessment=assessment, overdue=False) is not None
-    report.risk_expiring, report.risk_expired = _risk_acceptances(today)
-    report.digests = _digests(today)
-    logger.info("reminder sweep of %s: %s", today, report)
+        local = today_of(assessment.organization)
+        if local <= assessment.due_date <= local + notice:
+            report.due_soon += due_date_remind(assessment=assessment, overdue=False) is not None
+    report.risk_expiring, report.risk_expired = _risk_acceptances(first, last, today_of)
+    report.digests = _digests(today_of)
+    logger.info("reminder sweep of %s–%s: %s", first, last, report)
     return report
 
 
@@ -78,15 +100,21 @@ def _awaiting_vendor() -> QuerySet[Assessment]:
     )
 
 
-def _open_renewals(today: dt.date) -> int:
+def _open_renewals(last: dt.date, today_of: Today) -> int:
     """A reassessment opens RENEWAL_NOTICE_DAYS before the vendor is due, once per assessment
     (an assessment already renewed, however that renewal ended, is never renewed again)."""
-    due_by = today + dt.timedelta(days=settings.RENEWAL_NOTICE_DAYS)
-    due = Assessment.objects.filter(
-        status__in=RENEWABLE_STATUSES, reassess_by__lte=due_by, renewals__isnull=True
-    ).order_by("reassess_by", "pk")
+    notice = dt.timedelta(days=settings.RENEWAL_NOTICE_DAYS)
+    due = (
+        Assessment.objects.filter(
+            status__in=RENEWABLE_STATUSES, reassess_by__lte=last + notice, renewals__isnull=True
+        )
+        .select_related("organization")
+        .order_by("reassess_by", "pk")
+    )
     opened = 0
     for assessment in due[:SWEEP_LIMIT]:
+        if assessment.reassess_by > today_of(assessment.organization) + notice:
+            continue
         try:
             renewal_start(assessment=assessment, reason=RenewalReason.DUE, channel=Channel.SYSTEM)
         except ServiceError as exc:
@@ -117,19 +145,23 @@ def _members_to_tell(organization: Organization, recorded_by: User | None) -> li
     )
 
 
-def _risk_acceptances(today: dt.date) -> tuple[int, int]:
-    notice = today + dt.timedelta(days=settings.RISK_ACCEPTANCE_NOTICE_DAYS)
+def _risk_acceptances(first: dt.date, last: dt.date, today_of: Today) -> tuple[int, int]:
+    notice = dt.timedelta(days=settings.RISK_ACCEPTANCE_NOTICE_DAYS)
+    news = dt.timedelta(days=EXPIRED_NEWS_DAYS)
     decisions = (
         RiskDecision.objects.filter(
             kind=RiskDecisionKind.ACCEPTANCE,
-            expires_on__lte=notice,
-            expires_on__gte=today - dt.timedelta(days=EXPIRED_NEWS_DAYS),
+            expires_on__lte=last + notice,
+            expires_on__gte=first - news,
         )
         .select_related("assessment__organization", "assessment__vendor", "created_by")
         .order_by("expires_on", "pk")
     )
     expiring = expired = 0
     for decision in decisions[:SWEEP_LIMIT]:
+        today = today_of(decision.assessment.organization)
+        if not today - news <= decision.expires_on <= today + notice:
+            continue
         has_expired = decision.expires_on <= today
         kind = (
             EmailKind.RISK_ACCEPTANCE_EXPIRED if has_expired else EmailKind.RISK_ACCEPTANCE_EXPIRING
@@ -213,12 +245,13 @@ def digest_for(*, organization: Organization, today: dt.date) -> Digest:
     )
 
 
-def _digests(today: dt.date) -> int:
+def _digests(today_of: Today) -> int:
     """Once a week (ISO week), to every member who edits assessments, if there is news."""
-    year, week, _weekday = today.isocalendar()
     sent = 0
     organizations = Organization.objects.filter(memberships__isnull=False).distinct()
     for organization in organizations.order_by("pk"):
+        today = today_of(organization)
+        year, week, _weekday = today.isocalendar()
         digest = digest_for(organization=organization, today=today)
         if not digest:
             continue

@@ -35,7 +35,6 @@ from assessments.presenters.findings import finding_views
 from assessments.presenters.formats import (
     risk_decision_label,
     severity_label,
-    status_label,
 )
 from assessments.views.common import list_rows
 from questionnaires.labels import yes_no_labels
@@ -193,7 +192,7 @@ def _portfolio_rows(
             assessment.vendor.name,
             assessment.pk,
             assessment.questionnaire.key,
-            status_label(assessment.status, language),
+            _status_as_decided(assessment, language),
             severity_label(assessment.risk_tier, language) if assessment.risk_tier else "",
             assessment.risk_score,
             run.ruleset.key if run is not None else "",
@@ -202,6 +201,13 @@ def _portfolio_rows(
             _local(assessment.submitted_at, zone),
             _local(assessment.updated_at, zone),
         ]
+
+
+def _status_as_decided(assessment: Assessment, language: str) -> str:
+    """The status as the dashboard's badge and the report show it: "Approved with conditions",
+    not "Approved" (the rows carry their latest decision: `selectors.assessments_for`)."""
+    with translation.override(language):
+        return assessment.status_label
 
 
 # -- writing ---------------------------------------------------------------------------------

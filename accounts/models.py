@@ -1,7 +1,11 @@
+import datetime as dt
+from zoneinfo import ZoneInfo
+
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.db import models
 from django.db.models.functions import Length, Lower
 from django.db.models.lookups import Exact, LessThanOrEqual
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.roles import Role
@@ -135,6 +139,12 @@ class Organization(models.Model):
     @property
     def display_name(self) -> str:
         return self.report_display_name or self.name
+
+    def local_date(self, moment: dt.datetime | None = None) -> dt.date:
+        """The date on the organization's clock at `moment` (now by default). "Today",
+        "overdue" and dates counted from an event are read on it wherever the code runs: a
+        page, the API, a worker or the reminder sweep (their own clocks may differ)."""
+        return timezone.localdate(moment, ZoneInfo(self.time_zone))
 
     @property
     def has_logo(self) -> bool:

@@ -19,7 +19,6 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization
@@ -128,14 +127,14 @@ def reassess_by_for(
     assessment not decided yet; none for other statuses (rejected, being changed). A batch
     passes its organization's `policy` and the `approvals` of its assessments
     (`last_approvals`), each read once."""
+    # On the organization's clock: a worker scoring it runs on the server's.
+    clock = assessment.organization
     if assessment.status == AssessmentStatus.APPROVED:
         if approvals is None:
             approvals = last_approvals([assessment.pk])
-        decision = approvals.get(assessment.pk)
-        basis = timezone.localdate(decision) if decision else timezone.localdate()
+        basis = clock.local_date(approvals.get(assessment.pk))
     elif assessment.status == AssessmentStatus.SCORED and assessment.latest_run is not None:
-        finished = assessment.latest_run.finished_at
-        basis = timezone.localdate(finished) if finished else timezone.localdate()
+        basis = clock.local_date(assessment.latest_run.finished_at)
     else:
         return None
     policy = policy or reassessment_policy_for(organization=assessment.organization)
@@ -214,7 +213,7 @@ def renewal_start(
     values = {code: a.value for code, a in answers.items() if a.value is not None}
     comments = {code: a.comment for code, a in answers.items() if a.comment}
     values, comments = _still_valid(questionnaire, values, comments)
-    today = timezone.localdate()
+    today = original.organization.local_date()  # the sweep runs on the server's clock
     due = original.reassess_by if reason == RenewalReason.DUE else None
     renewal = assessment_create(
         organization=original.organization,

@@ -66,13 +66,9 @@ def reminders_send(*, today: dt.date | None = None) -> SweepReport:
     """`today`, when given, is the date everywhere; otherwise each organization's own."""
     first = today or timezone.localdate(timezone=_WESTERNMOST)
     last = today or timezone.localdate(timezone=_EASTERNMOST)
-    zones: dict[str, ZoneInfo] = {}
 
     def today_of(organization: Organization) -> dt.date:
-        if today is not None:
-            return today
-        zone = zones.setdefault(organization.time_zone, ZoneInfo(organization.time_zone))
-        return timezone.localdate(timezone=zone)
+        return today if today is not None else organization.local_date()
 
     report = SweepReport()
     report.renewals = _open_renewals(last, today_of)

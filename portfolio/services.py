@@ -248,12 +248,13 @@ def _items_with_runs(batch_id: int, item_ids: Sequence[int]) -> list[RescoreItem
         )
         if claimed:
             batch = (
-                RescoreBatch.objects.select_related("ruleset", "requested_by")
-                .defer("ruleset__content")
+                RescoreBatch.objects.select_related("ruleset", "requested_by", "organization")
+                .defer("ruleset__content", "organization__logo")
                 .get(pk=batch_id)
             )
             runs = scoring_runs_create(
                 assessments=[item.assessment for item in claimed],
+                organization=batch.organization,
                 ruleset=batch.ruleset,
                 requested_by=batch.requested_by,
             )

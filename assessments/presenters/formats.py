@@ -14,7 +14,7 @@ from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from ..models import AssessmentStatus, ReviewDecision, RiskDecisionKind, RiskTier
+from ..models import ReviewDecision, RiskDecisionKind, RiskTier
 
 EMPTY = "—"
 
@@ -66,12 +66,6 @@ def _local(value: dt.datetime, zone: str | None) -> dt.datetime:
 def severity_label(severity: str, language: str) -> str:
     with translation.override(language):
         return str(RiskTier(severity).label) if severity in RiskTier.values else severity
-
-
-def status_label(status: str, language: str) -> str:
-    """An assessment's status in the reader's words."""
-    with translation.override(language):
-        return str(AssessmentStatus(status).label) if status in AssessmentStatus.values else status
 
 
 def review_decision_label(decision: str, language: str) -> str:

@@ -7,7 +7,6 @@ import datetime as dt
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
@@ -156,7 +155,7 @@ def risk_decision_record(
         errors.setdefault("owner", []).append(_("Name the owner of this decision."))
     if expires_on is None:
         errors["expires_on"] = [_("Give an expiry date.")]
-    elif expires_on <= timezone.localdate():
+    elif expires_on <= assessment.organization.local_date():
         errors["expires_on"] = [_("The expiry date must be in the future.")]
     if errors:
         raise ServiceError(errors)

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import User
+from accounts.models import Organization, User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
@@ -104,24 +104,30 @@ def scoring_run_create(
     """A queued run of `ruleset` over the assessment's answers, for the caller to carry out
     (`scoring_run_execute`): the scoring task."""
     return scoring_runs_create(
-        assessments=[assessment], ruleset=ruleset, requested_by=requested_by
+        assessments=[assessment],
+        organization=assessment.organization,
+        ruleset=ruleset,
+        requested_by=requested_by,
     )[0]
 
 
 def scoring_runs_create(
-    *, assessments: Sequence[Assessment], ruleset: Ruleset, requested_by: User | None
+    *,
+    assessments: Sequence[Assessment],
+    organization: Organization,
+    ruleset: Ruleset,
+    requested_by: User | None,
 ) -> list[ScoringRun]:
-    """Queued runs of `ruleset`, one per assessment in their order, made in one statement, for
-    the caller to carry out (`scoring_runs_execute`): a rescore batch's chunk."""
+    """Queued runs of `ruleset`, one per assessment of `organization` in their order, made in
+    one statement, for the caller to carry out (`scoring_runs_execute`): a rescore batch's
+    chunk."""
     return ScoringRun.objects.bulk_create(
         ScoringRun(
             assessment=assessment,
             ruleset=ruleset,
             # Date rules (e.g. "pentest more than 365 days before submission") read the
-            # submission date.
-            as_of=timezone.localdate(assessment.submitted_at)
-            if assessment.submitted_at
-            else timezone.localdate(),
+            # submission date, on the organization's clock (a worker runs on the server's).
+            as_of=organization.local_date(assessment.submitted_at),
             requested_by=requested_by,
         )
         for assessment in assessments

@@ -66,6 +66,30 @@ def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_ma
     assert invited.reassess_by == timezone.localdate() + dt.timedelta(days=days)
 
 
+def test_runs_and_reassessments_are_dated_on_the_organizations_clock(
+    catalog, personas, django_capture_on_commit_callbacks, time_machine
+):
+    """Workers and services run on the server's clock (Hong Kong): a New York buyer's run is
+    "as of", and its vendor due again from, New York's date, the one its pages show."""
+    personas.acme.time_zone = "America/New_York"
+    personas.acme.save(update_fields=["time_zone"])
+    # 22:00 on 3 December in New York, already 11:00 on 4 December in Hong Kong.
+    time_machine.move_to(dt.datetime(2026, 12, 4, 3, 0, tzinfo=dt.UTC), tick=False)
+    in_new_york = dt.date(2026, 12, 3)
+
+    scored = answered_by_mei(personas, django_capture_on_commit_callbacks)
+
+    assert timezone.localdate() == dt.date(2026, 12, 4)  # the server's clock
+    assert scored.latest_run.as_of == in_new_york
+    days = DEFAULT_REASSESSMENT_DAYS[scored.risk_tier]
+    assert scored.reassess_by == in_new_york + dt.timedelta(days=days)
+    review_record(
+        assessment=scored, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+    )
+    scored.refresh_from_db()
+    assert scored.reassess_by == in_new_york + dt.timedelta(days=days)
+
+
 def test_a_rejected_vendor_is_not_due_again(invited, personas):
     review_record(
         assessment=invited, member=member_of(personas.rex), decision="rejected", channel=Channel.WEB

@@ -31,12 +31,25 @@ class VendorContact:
 
 def vendor_contact_for(assessment: Assessment) -> VendorContact | None:
     """Whom to write to about the assessment: the contact last invited to it (or to the one it
-    renews), in the language they chose; else the vendor's contact address, in English."""
+    renews), in the language they chose; else the vendor's contact address, in English.
+
+    A contact whose newest link a member revoked is not written to (a fresh link in the email
+    would undo the revocation): the contact invited before them is, and nobody when every
+    contact invited to that assessment was revoked."""
     current: Assessment | None = assessment
     while current is not None:
-        link = VendorLink.objects.filter(assessment=current).order_by("-created_at").first()
-        if link is not None:
-            return VendorContact(link.contact_email, link.contact_name, link.language)
+        links = VendorLink.objects.filter(assessment=current).order_by("-created_at", "-pk")
+        if links.exists():
+            revoked: set[str] = set()
+            for link in links:
+                email = link.contact_email.lower()
+                if email in revoked:
+                    continue
+                if link.state == "revoked":
+                    revoked.add(email)
+                    continue
+                return VendorContact(link.contact_email, link.contact_name, link.language)
+            return None
         current = current.renewal_of
     vendor = assessment.vendor
     if vendor.contact_email:

@@ -65,7 +65,13 @@ def review_record(
     if decision == ReviewDecision.APPROVED_WITH_CONDITIONS and not conditions.strip():
         errors.setdefault("conditions", []).append(_("State the conditions of the approval."))
     spec = assessment.questionnaire.spec
-    reopen = list(dict.fromkeys(reopen_codes or []))
+    # Only a request for changes re-opens questions: codes sent with another decision (boxes
+    # left ticked on the review page) re-open none.
+    reopen = (
+        list(dict.fromkeys(reopen_codes or []))
+        if decision == ReviewDecision.CHANGES_REQUESTED
+        else []
+    )
     if decision == ReviewDecision.CHANGES_REQUESTED:
         vendor_codes = vendor_question_codes(spec)
         unknown = [code for code in reopen if code not in vendor_codes]

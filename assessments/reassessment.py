@@ -247,7 +247,7 @@ def renewal_start(
             "evidence": copied,
         },
     )
-    renewal_notify(renewal=renewal)
+    renewal_notify(renewal=renewal, declared_by=vendor_link)
     renewal.refresh_from_db()  # invited: sent
     return renewal
 

@@ -137,9 +137,17 @@ def changes_requested_notify(*, review: Review) -> OutboundEmail | None:
     )
 
 
-def renewal_notify(*, renewal: Assessment) -> OutboundEmail | None:
-    """Invite the vendor to confirm or change the answers of a reassessment."""
-    contact = vendor_contact_for(renewal)
+def renewal_notify(
+    *, renewal: Assessment, declared_by: VendorLink | None = None
+) -> OutboundEmail | None:
+    """Invite the vendor to confirm or change the answers of a reassessment: the contact who
+    declared the change through their link (`declared_by`, the one the portal names), else
+    the contact last invited."""
+    contact = (
+        VendorContact(declared_by.contact_email, declared_by.contact_name, declared_by.language)
+        if declared_by is not None
+        else vendor_contact_for(renewal)
+    )
     if contact is None:
         return None
     try:

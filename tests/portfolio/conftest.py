@@ -64,10 +64,13 @@ def outdated_assessments(personas, count: int) -> list[Assessment]:
     ]
 
 
-def answered_by_mei(personas, capture, *, startup_log: bool = True) -> Assessment:
+def answered_by_mei(
+    personas, capture, *, startup_log: bool = True, then_invited: tuple[str, ...] = ()
+) -> Assessment:
     """The incident vendor of Acme (`assessments.factories`, with its launch-day answers and,
     optionally, the startup log), sent to Mei, who answers in Traditional Chinese, submitted
-    through her link and scored. `vendor_token` is her private link, as her invitation gave it."""
+    through her link and scored. `vendor_token` is her private link, as her invitation gave it.
+    `then_invited`: contacts invited after her, before she submits."""
     ava = member_of(personas.ava)
     assessment = incident_assessment(member=ava, evidence=None if startup_log else (), submit=False)
     with capture(execute=True):
@@ -79,6 +82,10 @@ def answered_by_mei(personas, capture, *, startup_log: bool = True) -> Assessmen
             member=ava,
             channel=Channel.WEB,
         )
+        for email in then_invited:
+            vendor_link_issue(
+                assessment=assessment, contact_email=email, member=ava, channel=Channel.WEB
+            )
     with transaction.atomic():
         run = assessment_submit(
             assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK

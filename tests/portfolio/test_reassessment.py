@@ -267,3 +267,26 @@ def test_the_vendor_reports_a_configuration_change_through_its_link(
     new_token = re.search(r"/v/([\w-]+)/", email.body).group(1)
     assert vendor_link_resolve(token=new_token).assessment == renewal
     assert vendor_link_resolve(token=token).assessment == invited  # the old link still works
+
+
+def test_the_new_link_goes_to_the_contact_who_declared_the_change(
+    catalog, personas, client, django_capture_on_commit_callbacks
+):
+    """Mei declares; Ken was invited after her: the portal tells Mei the link was emailed to
+    her, so it must be."""
+    scored = answered_by_mei(
+        personas, django_capture_on_commit_callbacks, then_invited=("ken@inferno.test",)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/v/{scored.vendor_token}/configuration-change/",
+            {"changes": ["parallelism"]},
+            follow=True,
+        )
+    assert "mei@inferno.test" in response.content.decode()
+    (email,) = mail.outbox
+    assert email.to == ["mei@inferno.test"]
+    new_token = re.search(r"/v/([\w-]+)/", email.body).group(1)
+    link = vendor_link_resolve(token=new_token)
+    assert link.assessment == scored.renewals.get()
+    assert (link.contact_email, link.language) == ("mei@inferno.test", "zh-hant")

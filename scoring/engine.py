@@ -281,27 +281,35 @@ class CompiledRuleset:
         (`RulesetSpec.applies_to`): questions that version lacks are blank.
         """
         cel_values = cel_values_for(self.questionnaire, answers)
-        evidence = evidence or {}
+        cel_values[AS_OF] = date_to_cel(as_of)
+        # One conversion of the answers into CEL values, shared by all three programs.
+        context = cel.Context(cel_values, FUNCTIONS)
+        hidden = self.visibility.hidden_codes(cel_values, context)
+        given = evidence or {}
+        # A hidden question's answer is ignored by scoring, and so are its files (PRB-02 when
+        # PRB-01 is not "yes"; a probe result on v1 answers scored with ruleset v2).
+        evidence = {code: results for code, results in given.items() if code not in hidden}
         log_pool, log_context = _smallest_pool_largest_context(evidence)
-        cel_values["log_pool"] = log_pool.values["pool"] if log_pool else None
-        cel_values["log_context"] = log_context.values["context"] if log_context else None
+        evidence_values: dict[str, Any] = {
+            "log_pool": log_pool.values["pool"] if log_pool else None,
+            "log_context": log_context.values["context"] if log_context else None,
+        }
         model = _latest(evidence, ModelConfigParseResult)
-        cel_values[MODEL_VARIABLE] = (
+        evidence_values[MODEL_VARIABLE] = (
             model[1].sizing.values_per_token if model and model[1].sizing else None
         )
         probe = _latest(evidence, ProbeParseResult)
         for name, check in PROBE_VARIABLES.items():
-            cel_values[name] = probe[1].checks.get(check) if probe else None
-        cel_values[PROBE_COUNT] = sum(
+            evidence_values[name] = probe[1].checks.get(check) if probe else None
+        evidence_values[PROBE_COUNT] = sum(
             1
             for results in evidence.values()
             for r in results
             if isinstance(r, ProbeParseResult) and r.parsed
         )
-        cel_values[AS_OF] = date_to_cel(as_of)
-        # One conversion of the answers into CEL values, shared by all three programs.
-        context = cel.Context(cel_values, FUNCTIONS)
-        hidden = self.visibility.hidden_codes(cel_values, context)
+        for name, value in evidence_values.items():
+            cel_values[name] = value
+            context.add_variable(name, value)
         if self._derived_program is not None:
             derived = self._derived_program.execute(context)
             for name, value in zip(self._derived_names, derived, strict=True):
@@ -331,7 +339,7 @@ class CompiledRuleset:
             risk_tier=risk_tier(severities, score),
             findings=tuple(findings),
             sections=sections,
-            evidence={code: [r.to_dict() for r in results] for code, results in evidence.items()},
+            evidence={code: [r.to_dict() for r in results] for code, results in given.items()},
             as_of=as_of,
         )
 

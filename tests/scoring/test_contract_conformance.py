@@ -99,3 +99,23 @@ def test_the_probe_result_still_counts_when_the_probe_was_authorised(catalog, tm
     assert result.risk_tier == "critical"
     # The file stays in the result's evidence either way (it is kept, never lost).
     assert result.to_dict()["evidence"]["PRB-02"]
+
+
+# -- valid answers must always score --------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: CEL int64 overflow in gpu_gib × 2^30 raises instead of scoring (unfixed)",
+)
+def test_gpu_memory_given_in_bytes_still_scores(catalog):
+    """PRF-12 is GiB; a vendor who types 80 GiB as bytes (85,899,345,920, accepted: integers go
+    up to 10^12) must get a score, not a failed scoring run. The declared pool then fits the
+    huge "memory" many times over, so no rule fires: score 0, tier low."""
+    answers = answers_with({"PRF-12": 80 * 2**30, "PRF-13": 8}, V2_BASELINE)
+    evidence = {"PRF-10": [parse_evidence(LLAMA_70B, parser="model_config")]}
+
+    result = score(catalog, "ai-inference-isolation@2", answers, evidence)
+
+    assert result.fired_rule_ids == set()
+    assert result.risk_score == 0

@@ -88,3 +88,23 @@ def test_a_file_it_cannot_read_exits_2_with_a_clear_message(tmp_path, content, m
     assert caught.value.returncode == 2
     assert message in str(caught.value)
     assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("memory", ["inf", "Infinity", "1e400"])
+def test_an_infinite_gpu_memory_is_refused_not_printed_as_invalid_json(memory):
+    """v2.md: kvsize "prints one JSON object"; `Infinity` is not JSON (RFC 8259), so a memory
+    that is not a finite number of GiB is an argument error like a negative one."""
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "kvsize",
+            str(CONFIGS / "llama-3-70b-architecture.config.json"),
+            "--tokens",
+            "5",
+            "--gpus",
+            "8",
+            "--gpu-memory-gib",
+            memory,
+            stdout=io.StringIO(),
+        )
+
+    assert "--gpu-memory-gib" in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -60,6 +61,6 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:
+    if not (value > 0 and math.isfinite(value)):  # "Infinity" is not JSON
         raise ValueError(text)
     return value

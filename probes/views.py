@@ -22,6 +22,7 @@ from accounts.tenancy import OrgContext
 from assessments.models import Assessment, AssessmentStatus, Channel
 from assessments.presenters.formats import list_text
 from assessments.presenters.probe import CHECK_TITLES, probe_view
+from assessments.services.answers import probe_consented
 from assessments.views.common import assessment_for, assessment_tabs, page_language
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
@@ -109,6 +110,9 @@ def _probe_page(
         "probe": probe_view(latest_done.result or {}, language) if latest_done else None,
         "rescore": _rescore_offer(org, assessment, latest_done),
         "has_probe_question": assessment.questionnaire.spec.probe_question is not None,
+        # Scoring reads a probe result only under the vendor's consent (PRB-01 = yes shows
+        # PRB-02; a hidden question's files are ignored): a member may still run one.
+        "consented": probe_consented(assessment),
         "form": form,
         "can_start": org.can(Capability.EDIT_ASSESSMENT),
         "error_summary": error_summary(form),

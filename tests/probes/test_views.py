@@ -17,6 +17,7 @@ from accounts.services import api_token_create
 from assessments import factories
 from assessments.models import AssessmentStatus, AuditEvent, Channel, EvidenceFile
 from assessments.presenters.probe import endpoint_without_credentials, probe_view
+from assessments.services.answers import answers_save
 from assessments.services.evidence import evidence_add, evidence_remove
 from core.errors import ServiceError
 from probes.models import ProbeRun, ProbeRunStatus
@@ -112,6 +113,27 @@ def test_a_viewer_reads_the_page_but_cannot_start_a_probe(consented, personas):
     refused = viewer.post(reverse("probes:run_start", args=[consented.pk]), {"checks": ["canary"]})
     assert refused.status_code == 403
     assert not ProbeRun.objects.exists()
+
+
+@pytest.mark.parametrize("consent", ["no", None])
+def test_the_page_says_a_result_is_not_scored_without_the_vendors_consent(
+    catalog, personas, consent
+):
+    """Scoring ignores a hidden question's files: without PRB-01 = yes a probe's result is not
+    scored, and the member who may still run one is told so."""
+    assessment = make_v2_assessment(personas.acme, personas.ava, consent=consent)
+    body = logged_in(personas.ava).get(page_url(assessment)).content.decode()
+    assert "PRB-01" in body and "scored only with the vendor" in body
+
+    answers_save(
+        assessment=assessment,
+        answers={"PRB-01": "yes"},
+        actor=personas.ava,
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    body = logged_in(personas.ava).get(page_url(assessment)).content.decode()
+    assert "scored only with the vendor" not in body
 
 
 def test_a_start_outside_the_window_is_refused_on_the_page(consented, personas):

@@ -213,6 +213,8 @@ class ReviewForm(forms.Form):
             "Required for “Changes requested”: only these questions can be changed by the vendor."
         ),
     )
+    # The scoring run the page showed: a decision is about the findings the reviewer read.
+    run = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def __init__(
         self, *args: Any, questionnaire: QuestionnaireSpec, language: str, **kwargs: Any

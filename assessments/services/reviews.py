@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.errors import ServiceError
+from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
 
 from ..audit import audit_record
@@ -50,11 +50,28 @@ def review_record(
     conditions: str = "",
     message: str = "",
     reopen_codes: list[str] | None = None,
+    run_id: int | None = None,
 ) -> Review:
-    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides.
+
+    `run_id` is the scoring run the reviewer read (the review page carries it): when the
+    assessment was scored again since (a rescore batch keeps it `scored` with a new latest run),
+    the decision is refused (409) rather than recorded against findings nobody read."""
     require_member(member, assessment, Capability.REVIEW)
     reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    if run_id is not None and assessment.latest_run_id != run_id:
+        raise ConflictError(
+            {
+                "run": [
+                    _(
+                        "The assessment was scored again (run %(latest)s) after you read run "
+                        "%(read)s: read its findings, then decide."
+                    )
+                    % {"latest": assessment.latest_run_id, "read": run_id}
+                ]
+            }
+        )
     errors: dict[str, list[Any]] = text_fields_errors(
         {"conditions": (conditions, 4000), "message": (message, 4000)}
     )

@@ -276,6 +276,7 @@ def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) ->
             language=link.language,
             member=org,
             channel=Channel.WEB,
+            replacing=link,
         )
     except ServiceError as exc:
         add_messages(request, exc)

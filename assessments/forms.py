@@ -119,6 +119,9 @@ class InviteForm(forms.Form):
         initial="en",
         help_text=_("The vendor can switch language on every page."),
     )
+    # The newest link of the assessment when the page was drawn (0: none): a second post of
+    # the same form (a double click) must not replace the link the first one just emailed.
+    links_seen = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
 
 # -- findings ---------------------------------------------------------------------------------

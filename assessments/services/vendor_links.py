@@ -71,6 +71,7 @@ def vendor_link_issue(
     invitation: bool = True,
     replace: bool = True,
     replacing: VendorLink | None = None,
+    links_seen: int | None = None,
 ) -> tuple[VendorLink, str]:
     """Invite a vendor contact: a new private link (the token is returned once and emailed),
     replacing any earlier active link to the same address unless `replace=False`.
@@ -78,7 +79,9 @@ def vendor_link_issue(
     reassessment, a request for changes). `member=None`: AVIA itself issues the link, as part
     of a workflow email (`vendor_mail`). `replacing`: the link a member chose to send again
     ("Send a new link"); refused (409) when a newer link replaced it meanwhile (the same
-    confirm posted twice), which would retire the link the vendor was just emailed."""
+    confirm posted twice), which would retire the link the vendor was just emailed.
+    `links_seen`: the newest link id the member's page showed; a link to the same address
+    issued since (the same invitation posted twice) refuses this one (409)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
@@ -101,6 +104,30 @@ def vendor_link_issue(
                             "date": formats.date_format(
                                 timezone.localtime(newer), "DATETIME_FORMAT"
                             )
+                        }
+                    ]
+                }
+            )
+    if links_seen is not None:
+        newer = (
+            assessment.vendor_links.filter(pk__gt=links_seen, contact_email__iexact=contact_email)
+            .order_by("-pk")
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        if newer is not None:
+            raise ConflictError(
+                {
+                    "contact_email": [
+                        _(
+                            "A link was sent to %(email)s at %(time)s, after this page was "
+                            "loaded. To replace it, send the invitation again."
+                        )
+                        % {
+                            "email": contact_email,
+                            "time": formats.date_format(
+                                timezone.localtime(newer), "DATETIME_FORMAT"
+                            ),
                         }
                     ]
                 }

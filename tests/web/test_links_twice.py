@@ -35,3 +35,25 @@ def test_confirming_send_a_new_link_twice_sends_one_working_link(
     assert second.status_code == 302
     notices = [str(m) for m in get_messages(second.wsgi_request)]
     assert any("already replaced" in notice for notice in notices), notices
+
+
+def test_a_double_click_on_send_private_link_emails_one_working_link(
+    client, personas, draft, django_capture_on_commit_callbacks
+):
+    import re
+
+    client.force_login(personas.ava)
+    page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
+    form = re.search(r'<form method="post" action="[^"]*/invite/".*?</form>', page, re.S).group(0)
+    hidden = dict(re.findall(r'<input type="hidden" name="(?!csrf)([^"]+)" value="([^"]*)"', form))
+    data = hidden | {"contact_email": "kv-team@cloud-inference.test", "language": "en"}
+    url = reverse("assessments:invite", args=[draft.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(url, data)
+        second = client.post(url, data)  # the same form, clicked twice
+
+    assert first.status_code == 302
+    assert len(mail.outbox) == 1, "the vendor was emailed twice; the first link is dead"
+    assert VendorLink.objects.filter(assessment=draft).count() == 1
+    assert second.status_code == 400
+    assert "after this page was loaded" in second.content.decode()

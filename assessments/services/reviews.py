@@ -182,6 +182,19 @@ def risk_decision_record(
         errors["expires_on"] = [_("The expiry date must be in the future.")]
     if errors:
         raise ServiceError(errors)
+    # The same decision posted again (a double click) is the one already recorded: one row,
+    # one audit event, one expiry notice. Posts of one assessment queue on its row.
+    list(Assessment.objects.select_for_update().filter(pk=assessment.pk).values_list("pk"))
+    same = RiskDecision.objects.filter(
+        assessment=assessment,
+        rule_id=rule_id,
+        kind=kind,
+        justification=justification.strip(),
+        owner=owner.strip(),
+        expires_on=expires_on,
+    ).first()
+    if same is not None:
+        return same
     decision = RiskDecision.objects.create(
         assessment=assessment,
         rule_id=rule_id,

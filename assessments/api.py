@@ -380,6 +380,7 @@ class AssessmentReview(OrganizationAPIView):
             conditions=data["conditions"],
             message=data["message"],
             reopen_codes=data["reopen_codes"],
+            run_id=data.get("run"),
             channel=Channel.API,
         )
         return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)

@@ -119,6 +119,9 @@ class InviteForm(forms.Form):
         initial="en",
         help_text=_("The vendor can switch language on every page."),
     )
+    # The newest link of the assessment when the page was drawn (0: none): a second post of
+    # the same form (a double click) must not replace the link the first one just emailed.
+    links_seen = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
 
 # -- findings ---------------------------------------------------------------------------------
@@ -213,6 +216,8 @@ class ReviewForm(forms.Form):
             "Required for “Changes requested”: only these questions can be changed by the vendor."
         ),
     )
+    # The scoring run the page showed: a decision is about the findings the reviewer read.
+    run = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def __init__(
         self, *args: Any, questionnaire: QuestionnaireSpec, language: str, **kwargs: Any

@@ -202,6 +202,21 @@ def renewal_start(
                 ]
             }
         )
+    # Every renewal of it has ended (above): the newest assessment of the vendor is that
+    # renewal's line, not this one, whose answers it replaced (a stale page, an earlier link).
+    renewed = original.renewals.order_by("-pk").values_list("pk", flat=True).first()
+    if renewed is not None:
+        raise ConflictError(
+            {
+                "status": [
+                    _(
+                        "Assessment %(id)s already reassessed this one: a reassessment starts "
+                        "from the newest assessment."
+                    )
+                    % {"id": renewed}
+                ]
+            }
+        )
     questionnaire = _newest_version_of(original.questionnaire)
     recheck = reason == RenewalReason.CONFIGURATION_CHANGE
     keep = {

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import InputSerializer
+from config.api import MAX_ID, InputSerializer
 from questionnaires.validation import MAX_CODES_PER_REQUEST, too_many_codes_message
 from scoring.results import EvidenceItem
 
@@ -139,6 +139,13 @@ class ReviewInputSerializer(InputSerializer):
         required=False,
         default=list,
         help_text="With changes_requested: the vendor questions to answer again.",
+    )
+    run = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="Id of the scoring run the decision is about (the one the reviewer read). "
+        "When the assessment was scored again since, the decision is refused with a 409.",
     )
 
 

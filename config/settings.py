@@ -274,6 +274,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    "fail-abandoned-probe-runs": {
+        "task": "probes.tasks.fail_abandoned_probe_runs",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     "retry-due-emails": {
         "task": "outbox.tasks.retry_due_emails",
         "schedule": 60.0,

@@ -27,6 +27,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from accounts.models import Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
@@ -35,7 +36,7 @@ from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
 from assessments.scoring_runs import scoring_run_fail, scoring_runs_execute
 from assessments.services.submission import scoring_runs_create
-from core.errors import ForbiddenError, ServiceError
+from core.errors import ConflictError, ForbiddenError, ServiceError
 from core.tasks import TRANSIENT_ERRORS
 from scoring.models import Ruleset
 from scoring.registry import split_key
@@ -77,10 +78,15 @@ def rescore_batch_create(
     organization = member.organization
     ruleset = ruleset_for_key(ruleset_key)
     filters = {key: value for key, value in (filters or {}).items() if value}
+    # Two requests (a double click, a client sending again) queue here: the second sees the
+    # first's batch, and no assessment is rescored by two batches at once.
+    list(Organization.objects.select_for_update().filter(pk=organization.pk).values_list("pk"))
+    busy = _being_rescored(organization)
     if assessment_ids is None:
-        assessments = list(
-            rescore_candidates(organization=organization, ruleset=ruleset, **filters)
-        )
+        candidates = list(rescore_candidates(organization=organization, ruleset=ruleset, **filters))
+        assessments = [a for a in candidates if a.pk not in busy]
+        if candidates and not assessments:
+            raise ConflictError({"assessments": _busy_messages(candidates, busy)})
         if not assessments:
             raise ServiceError(
                 {
@@ -94,6 +100,8 @@ def rescore_batch_create(
             )
     else:
         assessments = _chosen_assessments(organization, ruleset, assessment_ids)
+        if any(a.pk in busy for a in assessments):
+            raise ConflictError({"assessments": _busy_messages(assessments, busy)})
     batch = RescoreBatch.objects.create(
         organization=organization,
         ruleset=ruleset,
@@ -119,6 +127,30 @@ def rescore_batch_create(
     # the request).
     publish_on_commit(rescore_batch_fan_out, batch.pk)
     return batch
+
+
+def _being_rescored(organization: Organization) -> dict[int, int]:
+    """The organization's assessments that an unfinished batch is rescoring: {id: batch id}."""
+    return dict(
+        RescoreItem.objects.filter(
+            batch__organization=organization,
+            batch__status__in=[BatchStatus.QUEUED, BatchStatus.RUNNING],
+        )
+        .exclude(state__in=FINISHED)
+        .values_list("assessment_id", "batch_id")
+    )
+
+
+def _busy_messages(assessments: Sequence[Assessment], busy: dict[int, int]) -> list[str]:
+    by_batch: dict[int, list[int]] = defaultdict(list)
+    for assessment in assessments:
+        if assessment.pk in busy:
+            by_batch[busy[assessment.pk]].append(assessment.pk)
+    return [
+        _("Batch %(batch)s is rescoring these already: %(ids)s.")
+        % {"batch": batch_id, "ids": _ids(ids)}
+        for batch_id, ids in sorted(by_batch.items())
+    ]
 
 
 def _chosen_assessments(

@@ -60,7 +60,7 @@ def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
                 member=org, ruleset_key=ruleset.key, filters=filters, channel=Channel.WEB
             )
         except ServiceError as error:
-            errors, status = error.messages, 400
+            errors, status = error.messages, error.status_code
         else:
             return redirect("portfolio:batch", batch_id=batch.pk)
     candidates = (

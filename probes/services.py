@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -330,16 +330,21 @@ class _ProgressRecorder:
 def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
     """Run a queued probe and store its result. Returns None when the run no longer exists.
 
-    Idempotent: a finished run is returned unchanged. A run found `running` (the worker died
-    and the message came back) starts again only if no request was sent yet; otherwise it
-    fails, since repeating it would spend the vendor's tokens twice. The probe takes minutes,
-    so it runs outside any transaction.
+    Idempotent: a finished run is returned unchanged. A run found `running` starts again only
+    if no request was sent yet. Once requests went out it is never repeated (that would spend
+    the vendor's tokens twice): within the task's hard time limit its worker may still be
+    probing — the broker hands an unacknowledged message out again after
+    CELERY_VISIBILITY_TIMEOUT, alive worker or not — so it is left to that worker; past the
+    limit no worker can be on it, and it fails (`probe_runs_fail_abandoned` does the same for a
+    run whose message is gone). The probe takes minutes, so it runs outside any transaction.
     """
     with transaction.atomic():
         run = ProbeRun.objects.select_for_update().filter(pk=probe_run_id).first()
         if run is None or run.status in (ProbeRunStatus.DONE, ProbeRunStatus.FAILED):
             return run
         if run.status == ProbeRunStatus.RUNNING and run.first_request_at is not None:
+            if not _abandoned(run, timezone.now()):
+                return run  # another delivery is probing now
             interrupted = True
         else:
             interrupted = False
@@ -350,10 +355,7 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
             run.attempts += 1
             run.save(update_fields=["status", "started_at", "attempts"])
     if interrupted:
-        probe_run_fail(
-            probe_run_id=probe_run_id,
-            error="the probe was interrupted after it had sent requests; it is not repeated",
-        )
+        probe_run_fail(probe_run_id=probe_run_id, error=INTERRUPTED)
         return ProbeRun.objects.get(pk=probe_run_id)
     if isinstance(config_or_error, str):
         probe_run_fail(probe_run_id=probe_run_id, error=config_or_error)
@@ -455,6 +457,38 @@ def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:
         )
     except ProbeInputError as exc:
         return str(exc)
+
+
+INTERRUPTED = "the probe was interrupted after it had sent requests; it is not repeated"
+
+
+def _abandoned(run: ProbeRun, now: dt.datetime) -> bool:
+    """Running for longer than the task's hard time limit: no worker can still be on it."""
+    started = run.started_at or run.first_request_at or run.created_at
+    return now - started > _running_limit()
+
+
+def _running_limit() -> dt.timedelta:
+    from .tasks import TIME_LIMIT_S
+
+    # A little more than the hard limit, so that a probe ending right at it is not failed.
+    return dt.timedelta(seconds=TIME_LIMIT_S + 10)
+
+
+def probe_runs_fail_abandoned(*, now: dt.datetime | None = None) -> int:
+    """Fail the runs left `running` past the task's hard time limit (their worker died and no
+    message will come back for them); returns how many. Celery beat runs it every minute."""
+    now = now or timezone.now()
+    before = now - _running_limit()
+    abandoned = list(
+        ProbeRun.objects.filter(status=ProbeRunStatus.RUNNING)
+        .filter(Q(started_at__lt=before) | Q(started_at__isnull=True, created_at__lt=before))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:500]
+    )
+    for probe_run_id in abandoned:
+        probe_run_fail(probe_run_id=probe_run_id, error=INTERRUPTED)
+    return len(abandoned)
 
 
 def probe_run_fail(*, probe_run_id: int, error: str) -> None:

@@ -48,3 +48,12 @@ def probe_run_task(self, probe_run_id: int) -> dict | None:  # noqa: ANN001
     if run is None:
         return None
     return {"probe_run": run.pk, "status": run.status}
+
+
+@shared_task(ignore_result=True, time_limit=120, soft_time_limit=100)
+def fail_abandoned_probe_runs() -> int:
+    """Run by Celery beat every minute: a probe never runs twice, so one whose worker died
+    (left running past the hard time limit) is failed and its keys destroyed."""
+    from .services import probe_runs_fail_abandoned
+
+    return probe_runs_fail_abandoned()

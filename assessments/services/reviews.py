@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.errors import ServiceError
+from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
 
 from ..audit import audit_record
@@ -50,11 +50,28 @@ def review_record(
     conditions: str = "",
     message: str = "",
     reopen_codes: list[str] | None = None,
+    run_id: int | None = None,
 ) -> Review:
-    """Sign off (or send back) a scored assessment: a reviewer who took no part decides."""
+    """Sign off (or send back) a scored assessment: a reviewer who took no part decides.
+
+    `run_id` is the scoring run the reviewer read (the review page carries it): when the
+    assessment was scored again since (a rescore batch keeps it `scored` with a new latest run),
+    the decision is refused (409) rather than recorded against findings nobody read."""
     require_member(member, assessment, Capability.REVIEW)
     reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    if run_id is not None and assessment.latest_run_id != run_id:
+        raise ConflictError(
+            {
+                "run": [
+                    _(
+                        "The assessment was scored again (run %(latest)s) after you read run "
+                        "%(read)s: read its findings, then decide."
+                    )
+                    % {"latest": assessment.latest_run_id, "read": run_id}
+                ]
+            }
+        )
     errors: dict[str, list[Any]] = text_fields_errors(
         {"conditions": (conditions, 4000), "message": (message, 4000)}
     )
@@ -165,6 +182,19 @@ def risk_decision_record(
         errors["expires_on"] = [_("The expiry date must be in the future.")]
     if errors:
         raise ServiceError(errors)
+    # The same decision posted again (a double click) is the one already recorded: one row,
+    # one audit event, one expiry notice. Posts of one assessment queue on its row.
+    list(Assessment.objects.select_for_update().filter(pk=assessment.pk).values_list("pk"))
+    same = RiskDecision.objects.filter(
+        assessment=assessment,
+        rule_id=rule_id,
+        kind=kind,
+        justification=justification.strip(),
+        owner=owner.strip(),
+        expires_on=expires_on,
+    ).first()
+    if same is not None:
+        return same
     decision = RiskDecision.objects.create(
         assessment=assessment,
         rule_id=rule_id,

@@ -11,12 +11,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.errors import ServiceError
+from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
 from outbox.links import site_url
 from outbox.models import EmailKind
@@ -70,12 +70,18 @@ def vendor_link_issue(
     days: int | None = None,
     invitation: bool = True,
     replace: bool = True,
+    replacing: VendorLink | None = None,
+    links_seen: int | None = None,
 ) -> tuple[VendorLink, str]:
     """Invite a vendor contact: a new private link (the token is returned once and emailed),
     replacing any earlier active link to the same address unless `replace=False`.
     `invitation=False`: the caller sends its own email with the link (a reminder, a
     reassessment, a request for changes). `member=None`: AVIA itself issues the link, as part
-    of a workflow email (`vendor_mail`)."""
+    of a workflow email (`vendor_mail`). `replacing`: the link a member chose to send again
+    ("Send a new link"); refused (409) when a newer link replaced it meanwhile (the same
+    confirm posted twice), which would retire the link the vendor was just emailed.
+    `links_seen`: the newest link id the member's page showed; a link to the same address
+    issued since (the same invitation posted twice) refuses this one (409)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
@@ -83,6 +89,49 @@ def vendor_link_issue(
         require_member(member, assessment, Capability.INVITE_VENDOR)
     actor = member.user if member is not None else None
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    if replacing is not None:
+        newer = (
+            VendorLink.objects.filter(pk=replacing.pk, assessment=assessment)
+            .values_list("replaced_by__created_at", flat=True)
+            .first()
+        )
+        if newer is not None:
+            raise ConflictError(
+                {
+                    "link": [
+                        _("This link was already replaced by a new link, sent %(date)s.")
+                        % {
+                            "date": formats.date_format(
+                                timezone.localtime(newer), "DATETIME_FORMAT"
+                            )
+                        }
+                    ]
+                }
+            )
+    if links_seen is not None:
+        newer = (
+            assessment.vendor_links.filter(pk__gt=links_seen, contact_email__iexact=contact_email)
+            .order_by("-pk")
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        if newer is not None:
+            raise ConflictError(
+                {
+                    "contact_email": [
+                        _(
+                            "A link was sent to %(email)s at %(time)s, after this page was "
+                            "loaded. To replace it, send the invitation again."
+                        )
+                        % {
+                            "email": contact_email,
+                            "time": formats.date_format(
+                                timezone.localtime(newer), "DATETIME_FORMAT"
+                            ),
+                        }
+                    ]
+                }
+            )
     errors: dict[str, list[Any]] = text_fields_errors({"contact_name": (contact_name, 200)})
     try:
         validate_email(contact_email)

@@ -104,7 +104,7 @@ def assessment_detail(request: HttpRequest, org: OrgContext, assessment_id: int)
         if invited
         else {"contact_email": vendor.contact_email, "contact_name": vendor.contact_name}
     )
-    invite_form = web_forms.InviteForm(initial=initial)
+    invite_form = web_forms.InviteForm(initial=initial | {"links_seen": _newest_link(assessment)})
     return _render_detail(
         request, org, assessment, invite_form, issued_link=_issued_link(request, assessment.pk)
     )
@@ -219,8 +219,14 @@ def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> 
                 language=form.cleaned_data["language"],
                 member=org,
                 channel=Channel.WEB,
+                links_seen=form.cleaned_data["links_seen"],
             )
         except ServiceError as exc:
+            # The page now shows the link sent meanwhile: posting again replaces it, on purpose.
+            data = request.POST.copy()
+            data["links_seen"] = str(_newest_link(assessment))
+            form = web_forms.InviteForm(data)
+            form.is_valid()
             add_errors(form, exc)
         else:
             _show_link_once(request, assessment.pk, token, form.cleaned_data["contact_email"])
@@ -234,6 +240,10 @@ def vendor_invite(request: HttpRequest, org: OrgContext, assessment_id: int) -> 
             return redirect(f"{reverse('assessments:detail', args=[assessment.pk])}#links")
     assessment = assessment_for(org, assessment_id)  # the status may have changed meanwhile
     return _render_detail(request, org, assessment, form, status=400)
+
+
+def _newest_link(assessment: Assessment) -> int:
+    return assessment.vendor_links.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
 def _show_link_once(request: HttpRequest, assessment_id: int, token: str, email: str) -> None:
@@ -276,6 +286,7 @@ def vendor_link_reinvite(request: HttpRequest, org: OrgContext, link_id: int) ->
             language=link.language,
             member=org,
             channel=Channel.WEB,
+            replacing=link,
         )
     except ServiceError as exc:
         add_messages(request, exc)

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
-from core.errors import ServiceError
+from core.errors import ConflictError, ServiceError
 from core.web import add_errors, error_summary
 from scoring.spec import SEVERITIES
 
@@ -56,10 +56,12 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
     language = page_language()
     form = web_forms.ReviewForm(
         request.POST if request.method == "POST" else None,
+        initial={"run": assessment.latest_run_id},
         questionnaire=spec,
         language=language,
     )
     blockers = review_blockers(org, assessment)
+    status = 200
     if request.method == "POST":
         if blockers:
             for reason in blockers:
@@ -73,8 +75,20 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                     conditions=form.cleaned_data["conditions"],
                     message=form.cleaned_data["message"],
                     reopen_codes=form.cleaned_data["reopen_codes"],
+                    run_id=form.cleaned_data["run"],
                     channel=Channel.WEB,
                 )
+            except ConflictError as exc:
+                # Scored again since the page was read: show the new run, keep what was typed,
+                # and carry the new run's id, so that the next post decides on what is shown.
+                assessment.refresh_from_db()
+                data = request.POST.copy()
+                data["run"] = str(assessment.latest_run_id or "")
+                form = web_forms.ReviewForm(data, questionnaire=spec, language=language)
+                form.is_valid()
+                for message in exc.messages:
+                    form.add_error(None, message)
+                status = 409
             except ServiceError as exc:
                 add_errors(form, exc)
             else:
@@ -106,5 +120,5 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
             "error_summary": error_summary(form),
             **assessment_tabs(org, "review"),
         },
-        status=400 if form.errors else 200,
+        status=status if status != 200 else (400 if form.errors else 200),
     )

@@ -19,6 +19,7 @@ from probes.services import (
     probe_run_request,
     probe_setup_save,
 )
+from probes.tasks import TIME_LIMIT_S
 from tests.personas import member_of
 
 from .conftest import make_v2_assessment, setup_fields
@@ -251,9 +252,12 @@ def test_a_redelivered_run_that_had_sent_requests_is_not_repeated(
     with reference_vendor(tmp_path, "launch-day") as vendor:
         set_up_probe(assessment, base_url=vendor.base_url)
         run = probe_run_request(assessment=assessment, actor=personas.ava, channel=Channel.API)
-        # The worker died mid-probe: the run is "running" and its first request had gone out.
+        # The worker died mid-probe: the run is "running", its first request had gone out, and
+        # it started longer ago than the task's hard time limit (no worker can still be on it;
+        # within it, see test_redelivery_while_probing.py).
+        started = timezone.now() - dt.timedelta(seconds=TIME_LIMIT_S + 60)
         ProbeRun.objects.filter(pk=run.pk).update(
-            status=ProbeRunStatus.RUNNING, first_request_at=timezone.now()
+            status=ProbeRunStatus.RUNNING, started_at=started, first_request_at=started
         )
 
         probe_run_execute(probe_run_id=run.pk)

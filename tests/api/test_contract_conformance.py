@@ -44,3 +44,37 @@ def test_the_changes_csv_is_served_to_a_client_that_asks_for_csv(
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert [row["after_ruleset"] for row in rows] == [V2]
+
+
+def _documented_statuses(client, path, method):
+    schema = client.get("/api/schema/?format=json").json()
+    return set(schema["paths"][path][method]["responses"])
+
+
+def test_a_json_body_over_the_size_limit_is_the_413_the_schema_documents(
+    personas, token_client, settings
+):
+    """The schema (and the README) document 413 "The body is over the size limits" on every
+    operation with a body; the API answered such a body with a 400 instead."""
+    client = token_client(personas.ava, personas.acme)
+    assert "413" in _documented_statuses(client, "/api/v1/vendors/", "post")
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+
+    response = client.post("/api/v1/vendors/", {"name": "X", "notes": "y" * 20_000}, format="json")
+
+    assert response.status_code == 413, response.content
+    assert list(response.json()["errors"]) == ["body"]
+
+
+def test_a_form_body_over_the_size_limit_is_a_413_too(personas, token_client, assessment, settings):
+    client = token_client(personas.ava, personas.acme)
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+
+    response = client.post(
+        f"/api/v1/assessments/{assessment.pk}/evidence/",
+        {"question": "CTX-08", "comment": "y" * 20_000, "file": io.BytesIO(b"log")},
+        format="multipart",
+    )
+
+    assert response.status_code == 413, response.content
+    assert list(response.json()["errors"]) == ["body"]

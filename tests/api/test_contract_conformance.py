@@ -78,3 +78,24 @@ def test_a_form_body_over_the_size_limit_is_a_413_too(personas, token_client, as
 
     assert response.status_code == 413, response.content
     assert list(response.json()["errors"]) == ["body"]
+
+
+def test_the_schema_types_answer_comments_as_the_text_the_api_takes(
+    personas, token_client, assessment
+):
+    """api.md: PATCH answers takes `{"answers": {...}, "comments": {...}}`; a comment is text
+    (questionnaire-v1.md: at most 4,000 characters). The schema typed a comment as any JSON
+    value, so a client generated from it could send a number that the API then refuses."""
+    client = token_client(personas.ava, personas.acme)
+    schema = client.get("/api/schema/?format=json").json()
+    body = schema["components"]["schemas"]["PatchedAnswersInputRequest"]["properties"]
+    comment = body["comments"]["additionalProperties"]
+    assert comment["type"] == "string"
+    assert comment["maxLength"] == 4000
+    assert comment.get("nullable") is True  # null clears a comment, like ""
+
+    refused = client.patch(
+        f"/api/v1/assessments/{assessment.pk}/answers/", {"comments": {"CTX-02": 5}}, format="json"
+    )
+    assert refused.status_code == 400
+    assert list(refused.json()["errors"]) == ["CTX-02"]

@@ -99,3 +99,15 @@ def test_the_schema_types_answer_comments_as_the_text_the_api_takes(
     )
     assert refused.status_code == 400
     assert list(refused.json()["errors"]) == ["CTX-02"]
+
+
+def test_the_schema_documents_the_507_of_an_evidence_upload_on_a_full_disk(personas, token_client):
+    """The evidence upload answers 507 `{"errors": {...}}` when the file cannot be written (a
+    full disk, nothing saved: tests/security); every error status of an operation is
+    documented, this one was not."""
+    client = token_client(personas.vic, personas.acme)
+    path = "/api/v1/assessments/{assessment_id}/evidence/"
+    responses = client.get("/api/schema/?format=json").json()["paths"][path]["post"]["responses"]
+    assert "507" in responses
+    schema = responses["507"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/Errors"}

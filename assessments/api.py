@@ -273,7 +273,15 @@ class AssessmentEvidence(OrganizationAPIView):
         description="Stores the file privately and parses it (engine startup logs); a file "
         "the parser cannot read is kept and marked `parsed: false`.",
         request={"multipart/form-data": EvidenceInputSerializer},
-        responses={201: EvidenceSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            201: EvidenceSerializer,
+            **error_responses(400, 401, 403, 404, 409),
+            507: OpenApiResponse(
+                ErrorsSerializer,
+                description="The file could not be stored (the disk may be full): nothing "
+                "was saved; try again later.",
+            ),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)

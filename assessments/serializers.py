@@ -11,7 +11,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import MAX_ID, InputSerializer
-from questionnaires.validation import MAX_CODES_PER_REQUEST, too_many_codes_message
+from core.text import READABLE_TEXT_PATTERN
+from questionnaires.validation import (
+    MAX_CODES_PER_REQUEST,
+    TEXT_MAX_LENGTH,
+    too_many_codes_message,
+)
 from scoring.results import EvidenceItem
 
 from .models import (
@@ -96,6 +101,22 @@ class AnswerMapField(serializers.DictField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "type": "string",
+            "nullable": True,
+            "maxLength": TEXT_MAX_LENGTH,
+            "pattern": READABLE_TEXT_PATTERN,
+        },
+    }
+)
+class CommentMapField(AnswerMapField):
+    """`{"CODE": "comment"}`: text, or null (or "") to clear it. The answer validation checks
+    the values and names the offending code; the schema states what it accepts."""
+
+
 class AssessmentCreateInputSerializer(InputSerializer):
     vendor = serializers.PrimaryKeyRelatedField(
         queryset=Vendor.objects.none(), help_text="Id of a vendor of your organization."
@@ -118,7 +139,9 @@ class AnswersInputSerializer(InputSerializer):
     answers = AnswerMapField(
         required=False, help_text='Answers by question code; null or "" clears one.'
     )
-    comments = AnswerMapField(required=False, help_text="Comments by question code.")
+    comments = CommentMapField(
+        required=False, help_text='Comments by question code; null or "" clears one.'
+    )
 
     empty_body_message = _("Send “answers”, “comments” or both.")
 

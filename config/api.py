@@ -1,8 +1,9 @@
 """What every REST endpoint shares: the organization endpoint base and the one exception handler.
 
 Every error leaves the API in one shape, `{"errors": {field_or_code: [messages]}}`, with the
-status that fits it: domain errors of the services (400 or 409), invalid input (400), missing
-or foreign objects (404), missing capabilities (403), missing credentials (401).
+status that fits it: domain errors of the services (400 or 409), invalid input (400), a body
+over the size limits (413), missing or foreign objects (404), missing capabilities (403),
+missing credentials (401).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext, org_context_for_request
-from config.api_json import BoundedJSONParser
+from config.api_json import BodyTooLarge, BoundedJSONParser
 from config.api_schema import is_free_text  # also registers InputSerializer's schema
 from core.errors import ServiceError
 from core.text import text_errors
@@ -81,8 +82,11 @@ def _as_api_exception(exc: Exception) -> exceptions.APIException | None:
         return exceptions.NotFound()
     if isinstance(exc, DjangoPermissionDenied):
         return exceptions.PermissionDenied(*exc.args)
-    if isinstance(exc, RequestDataTooBig | TooManyFieldsSent | TooManyFilesSent):
-        # Django's own limits on form bodies (DATA_UPLOAD_MAX_*): a 400 like any other.
+    if isinstance(exc, RequestDataTooBig):
+        # A form body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413, like a JSON body over it.
+        return BodyTooLarge(str(exc))
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        # Django's limits on the number of form fields and files: a 400 like any other.
         return exceptions.ValidationError({"body": [str(exc)]})
     return None
 

@@ -1,7 +1,7 @@
 """JSON in and out of the REST API, bounded and always encodable.
 
-In: a body larger than DATA_UPLOAD_MAX_MEMORY_SIZE or nested deeper than API_JSON_MAX_DEPTH is
-refused with 400 `{"errors": {"body": [...]}}` before any view sees it (Python's json module
+In: a body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused with 413, one nested deeper than
+API_JSON_MAX_DEPTH with 400, both as `{"errors": {"body": [...]}}`, before any view sees it (Python's json module
 would otherwise recurse until RecursionError, and a view would walk whatever it got).
 Out: a response that quotes back a lone surrogate (an unknown key sent by a client, say) cannot
 be encoded as UTF-8; it is then written with \\u escapes instead of failing with a 500.
@@ -23,6 +23,16 @@ from rest_framework.renderers import JSONRenderer
 
 def body_error(message: str) -> exceptions.ValidationError:
     return exceptions.ValidationError({"body": [message]})
+
+
+class BodyTooLarge(exceptions.APIException):
+    """A request body over the size limits: 413, as the schema documents for every body."""
+
+    status_code = 413
+    default_code = "too_large"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(detail={"body": [message]})
 
 
 def json_depth(data: Any) -> int:
@@ -51,7 +61,7 @@ class BoundedJSONParser(JSONParser):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         body = stream.read(limit + 1) if stream is not None else b""
         if len(body) > limit:
-            raise body_error(
+            raise BodyTooLarge(
                 _("The request body is larger than %(limit)s MB.")
                 % {"limit": round(limit / 1_048_576, 1)}
             )

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from config.api import OrganizationAPIView, error_responses
+from config.api import FirstRendererNegotiation, OrganizationAPIView, error_responses
 
 from . import selectors, services
 from .exports import changes_csv, csv_download
@@ -98,6 +98,8 @@ class RescoreBatchChangesCsv(OrganizationAPIView):
     """The batch's changes as CSV."""
 
     required_capability = {"GET": Capability.VIEW}
+    # A download: the CSV whatever the Accept header (`text/csv` included), errors in JSON.
+    content_negotiation_class = FirstRendererNegotiation
 
     @extend_schema(
         tags=["portfolio"],

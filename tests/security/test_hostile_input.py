@@ -90,7 +90,7 @@ def test_a_ten_megabyte_string_is_refused(ava, answered):
     response = send_json(
         ava, "PATCH", answers_url(answered), {"answers": {"PRF-02": "x" * 10_000_000}}
     )
-    assert response.status_code == 400
+    assert response.status_code == 413  # "the body is over the size limits", as documented
     assert "body" in response.json()["errors"]
     assert detail(ava, answered) == before
 

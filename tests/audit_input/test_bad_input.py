@@ -3,13 +3,18 @@ ignored where the input is only a filter), never a 500, and saves nothing."""
 
 from __future__ import annotations
 
+import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+from assessments import factories
 from assessments.models import AuditEvent, EvidenceFile
+from tests.personas import member_of
 from tests.site_pages import build_world
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +59,64 @@ def test_removing_evidence_of_a_non_ascii_digit_id_is_a_404(world):
     )
     assert response.status_code == 404
     assert (EvidenceFile.objects.count(), AuditEvent.objects.count()) == before
+
+
+# -- JSON numbers longer than Python converts (4,300 digits) ----------------------------------
+
+HUGE_NUMBER_CONFIG = '{"num_hidden_layers": %s, "num_attention_heads": 8, "hidden_size": 4096}' % (
+    "9" * 5000
+)
+
+
+def test_a_config_with_a_5000_digit_number_is_refused_on_the_kv_sizing_page(catalog, personas):
+    client = member_client(personas.ava)
+    pasted = client.post(reverse("scoring:kvsize"), {"config_text": HUGE_NUMBER_CONFIG})
+    assert pasted.status_code == 200
+    assert "config_text" in pasted.context["form"].errors
+    uploaded = client.post(
+        reverse("scoring:kvsize"),
+        {"config_file": io.BytesIO(HUGE_NUMBER_CONFIG.encode()), "dtype": "bf16"},
+    )
+    assert uploaded.status_code == 200
+    assert "config_file" in uploaded.context["form"].errors
+
+
+def test_a_config_with_a_5000_digit_number_is_kept_as_not_parsed_evidence(catalog, personas):
+    assessment = factories.incident_assessment(
+        member=member_of(personas.ava), answers_from=factories.LAUNCH_V2, submit=False
+    )
+    client = member_client(personas.ava)
+    upload = io.BytesIO(HUGE_NUMBER_CONFIG.encode())
+    upload.name = "config.json"
+    response = client.post(
+        f"/api/v1/assessments/{assessment.pk}/evidence/", {"question": "PRF-10", "file": upload}
+    )
+    assert response.status_code == 201, response.content
+    kept = EvidenceFile.objects.get(assessment=assessment, question_code="PRF-10")
+    assert kept.parsed is False
+
+
+def run_command(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_kvsize_refuses_a_5000_digit_number_without_a_traceback(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(HUGE_NUMBER_CONFIG)
+    done = run_command("kvsize", str(config))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+
+
+def test_score_refuses_an_answer_file_with_a_5000_digit_number_without_a_traceback(tmp_path):
+    answers = tmp_path / "answers.json"
+    text = (ROOT / "examples" / "incident-2026-launch.json").read_text()
+    answers.write_text(text.replace('"CTX-01": 1048576', '"CTX-01": ' + "9" * 5000, 1))
+    assert "9" * 5000 in answers.read_text()
+    done = run_command("score", str(answers))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr

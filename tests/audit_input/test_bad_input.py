@@ -120,3 +120,61 @@ def test_score_refuses_an_answer_file_with_a_5000_digit_number_without_a_traceba
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
+
+
+# -- answers and a config.json every check accepts, that scoring cannot compute ---------------
+
+LLAMA_70B = ROOT / "tests/fixtures/model_configs/llama-3-70b-architecture.config.json"
+NINETEEN_DIGIT_LAYERS = (
+    b'{"num_hidden_layers": 9999999999999999999, "num_attention_heads": 8, "hidden_size": 4096}'
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed: the sizing rules of incident-2026-kv@2 overflow CEL's 64-bit integers "
+    "(a bound is a catalogue decision: per-question maxima or a v3 of the rules)",
+)
+@pytest.mark.parametrize(
+    ("answers", "config"),
+    [
+        # each within the 10¹² every integer question may reach
+        ({"PRF-12": 10**12, "PRF-13": 10**12}, LLAMA_70B.read_bytes()),
+        # the KV sizing page's own bounds (100,000 GPUs of 100,000 GiB)
+        ({"PRF-12": 100_000, "PRF-13": 100_000}, LLAMA_70B.read_bytes()),
+        # a config.json read as parsed, whose KV values per token exceed 64 bits
+        ({"PRF-12": 80, "PRF-13": 8}, NINETEEN_DIGIT_LAYERS),
+    ],
+    ids=["gpu-answers-10e12", "gpu-answers-100000", "config-19-digit-layers"],
+)
+def test_what_is_accepted_can_be_scored(catalog, personas, answers, config):
+    """Either the answers (or the file) are refused naming the question, or the assessment is
+    scored: today the sizing rules multiply them in CEL's 64-bit integers ("Arithmetic overflow
+    in 'mul'", or a float that CEL will not multiply by an int), and every scoring run of the
+    assessment fails."""
+    assessment = factories.incident_assessment(
+        member=member_of(personas.ava),
+        answers_from=factories.LAUNCH_V2,
+        evidence=factories.logs(factories.LAUNCH_LOG),
+        submit=False,
+    )
+    client = member_client(personas.ava)
+    upload = io.BytesIO(config)
+    upload.name = "config.json"
+    response = client.post(
+        f"/api/v1/assessments/{assessment.pk}/evidence/", {"question": "PRF-10", "file": upload}
+    )
+    assert response.status_code == 201, response.content
+    if not response.json()["parsed"]:
+        return  # refused as evidence: nothing for scoring to overflow on
+    response = client.patch(
+        f"/api/v1/assessments/{assessment.pk}/answers/",
+        {"answers": {"PRF-11": "bf16", "KV-06": "no", **answers}},
+        content_type="application/json",
+    )
+    if response.status_code == 400:
+        assert set(response.json()["errors"]) & {"PRF-12", "PRF-13"}
+        return
+    assert response.status_code == 200, response.content
+    scored = factories.submit_and_score(assessment, actor=personas.ava, channel="web")
+    assert scored.status == "scored"

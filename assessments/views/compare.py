@@ -37,7 +37,8 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
         for v in request.GET.getlist("assessments")
         if v.isascii() and v.isdigit() and len(v) < 19  # not "²", which int() refuses
     ]
-    query = request.GET.get("q", "").strip()[:200]
+    # No NUL: PostgreSQL refuses it in a query's text (a 500); no name holds one anyway.
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:200]
     chosen_rows = list(scored.filter(pk__in=chosen_ids[:MAX_LISTED]).order_by("vendor__name"))
     found = scored.filter(vendor__name__icontains=query) if query else scored
     found = found.exclude(pk__in=[a.pk for a in chosen_rows]).order_by("-created_at", "-pk")

@@ -221,3 +221,17 @@ def test_a_cursor_holding_a_nul_is_not_a_500(world, personas):
     cursor = base64.b64encode(b"p=Cloud\x00").decode()
     response = member_client(personas.ava).get("/api/v1/vendors/", {"cursor": cursor})
     assert response.status_code in (200, 404), response.content
+
+
+def test_a_nul_in_the_chosen_questionnaire_is_not_a_500(world, personas):
+    before = world.draft.__class__.objects.count()
+    response = member_client(personas.ava).post(
+        reverse("assessments:create"),
+        {
+            "vendor": str(world.draft.vendor_id),
+            "questionnaire": "ai-inference-isolation@1\x00",
+            "rendered_for": "ai-inference-isolation@1\x00",
+        },
+    )
+    assert response.status_code in (200, 400)
+    assert world.draft.__class__.objects.count() == before

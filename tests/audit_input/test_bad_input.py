@@ -4,7 +4,9 @@ ignored where the input is only a filter), never a 500, and saves nothing."""
 from __future__ import annotations
 
 import base64
+import gzip
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ from django.urls import reverse
 
 from assessments import factories
 from assessments.models import AnswerDraft, AuditEvent, EvidenceFile
+from tests.api.conftest import LOGS
 from tests.personas import member_of
 from tests.site_pages import build_world
 
@@ -235,3 +238,20 @@ def test_a_nul_in_the_chosen_questionnaire_is_not_a_500(world, personas):
     )
     assert response.status_code in (200, 400)
     assert world.draft.__class__.objects.count() == before
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["text", "gzip"])
+def test_a_startup_log_with_nul_bytes_is_kept_without_them(catalog, personas, compressed):
+    """NUL bytes past the first 8 KiB (the type sniffing's sample), or inside a gzip: the file
+    is kept and parsed; the lines its result quotes hold no NUL (which PostgreSQL refuses)."""
+    assessment = factories.incident_assessment(member=member_of(personas.ava), submit=False)
+    lines = (LOGS / factories.LAUNCH_LOG).read_bytes().split(b"\n")
+    content = b"x" * 9000 + b"\n" + b"\n".join(line + b"\x00" for line in lines)
+    upload = io.BytesIO(gzip.compress(content) if compressed else content)
+    upload.name = "startup.log"
+    response = member_client(personas.ava).post(
+        f"/api/v1/assessments/{assessment.pk}/evidence/", {"question": "CTX-08", "file": upload}
+    )
+    assert response.status_code == 201, response.content[:300]
+    kept = EvidenceFile.objects.get(pk=response.json()["id"])
+    assert "\\u0000" not in json.dumps(kept.parse_result)

@@ -17,8 +17,10 @@ from django.urls import reverse
 
 from assessments import factories
 from assessments.models import AnswerDraft, AuditEvent, EvidenceFile
+from probes.models import ProbeSetup
 from tests.api.conftest import LOGS
 from tests.personas import member_of
+from tests.probes.test_portal import form_data, probe_page
 from tests.site_pages import build_world
 
 pytestmark = pytest.mark.django_db
@@ -255,3 +257,27 @@ def test_a_startup_log_with_nul_bytes_is_kept_without_them(catalog, personas, co
     assert response.status_code == 201, response.content[:300]
     kept = EvidenceFile.objects.get(pk=response.json()["id"])
     assert "\\u0000" not in json.dumps(kept.parse_result)
+
+
+# -- the probe's authorised window ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("time_zone", "starts", "ends", "field"),
+    [
+        ("America/New_York", "2026-12-01T00:00", "9999-12-31T23:59", "window_ends_at"),
+        ("Asia/Hong_Kong", "0001-01-01T00:00", "2030-01-01T00:00", "window_starts_at"),
+    ],
+)
+def test_a_window_beyond_what_utc_can_hold_is_refused_naming_the_field(
+    consented, keys, time_zone, starts, ends, field
+):
+    assessment, token = consented
+    assessment.organization.time_zone = time_zone
+    assessment.organization.save(update_fields=["time_zone"])
+    response = Client(raise_request_exception=False).post(
+        probe_page(token), form_data(keys, window_starts_at=starts, window_ends_at=ends)
+    )
+    assert response.status_code == 400
+    assert field in response.context["form"].errors
+    assert not ProbeSetup.objects.exists()

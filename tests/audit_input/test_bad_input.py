@@ -281,3 +281,24 @@ def test_a_window_beyond_what_utc_can_hold_is_refused_naming_the_field(
     assert response.status_code == 400
     assert field in response.context["form"].errors
     assert not ProbeSetup.objects.exists()
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("memory", ["inf", "1e308"])
+def test_kvsize_refuses_an_infinite_gpu_memory(memory):
+    """Otherwise it printed `"gpu_memory_gib": Infinity, "fits": true`: not JSON."""
+    done = run_command("kvsize", str(LLAMA_70B), "--gpus", "8", "--gpu-memory-gib", memory)
+    assert done.returncode == 2, done.stdout
+    assert done.stdout == ""
+    assert "--gpu-memory-gib" in done.stderr
+
+
+def test_remove_stray_files_refuses_a_negative_age(tmp_path):
+    """A negative age puts the cut-off in the future: the files of uploads in progress would
+    be deleted."""
+    done = run_command("remove_stray_files", "--older-than", "-5", "--dry-run")
+    assert done.returncode == 2, done.stdout
+    assert "--older-than" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from accounts.models import Organization
 from assessments import factories
 from assessments.models import AnswerDraft, AuditEvent, EvidenceFile
 from probes.models import ProbeSetup
@@ -302,3 +304,18 @@ def test_remove_stray_files_refuses_a_negative_age(tmp_path):
     assert done.returncode == 2, done.stdout
     assert "--older-than" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x" * 500, "Evil\u202eOrg", "Org\x07"],
+    ids=["too-long", "direction-override", "control-character"],
+)
+def test_create_organization_refuses_a_bad_name_clearly(db, name):
+    """A name over 200 characters ended in a ValidationError traceback; a direction override or
+    a control character, which every form and the API refuse in a name, was accepted."""
+    with pytest.raises(CommandError):
+        call_command(
+            "create_organization", name, owner="owner@bad-name.example", stdout=io.StringIO()
+        )
+    assert not Organization.objects.exists()

@@ -51,6 +51,10 @@ def organization_create(*, name: str, owner_email: str) -> Organization:
     email = _normalized_email(owner_email, field="owner_email")
     if not name:
         raise ServiceError({"name": [_("Enter a name.")]})
+    # The hostile-text rule of every name (no control characters or direction overrides) and
+    # the column's length, as a refusal rather than the model's ValidationError.
+    if problems := text_errors(name, max_length=Organization._meta.get_field("name").max_length):
+        raise ServiceError({"name": problems})
     if Organization.objects.filter(name__iexact=name).exists():
         raise ServiceError({"name": [_("An organization with this name already exists.")]})
     organization = Organization(name=name, slug=_unique_slug(name))

@@ -35,13 +35,20 @@ from .services.answers import (
 MAX_CHOICES = 100  # more options than any question has: a crafted request
 
 
+def _storable(text: str) -> str:
+    """Text as a draft can hold it: PostgreSQL stores no NUL in text or JSON, so a NUL typed
+    (refused as an answer, with its message) is kept as U+FFFD, as Django keeps bytes that are
+    not UTF-8, and the rest of what was typed is not lost."""
+    return text.replace("\x00", "\ufffd")
+
+
 def _raw(value: Any) -> str | list[str] | None:
     """A typed value as it is kept: text, or a list of option codes."""
     if value is None:
         return None
     if isinstance(value, list | tuple):
-        return [str(item) for item in value]
-    return str(value)
+        return [_storable(str(item)) for item in value]
+    return _storable(str(value))
 
 
 @transaction.atomic
@@ -90,7 +97,7 @@ def drafts_save(
             # Only the comment was typed: the draft starts from the saved answer.
             draft.value = _raw(shown_value(question, saved_values.get(code)))
         if code in comments:
-            draft.comment = comments[code].strip()
+            draft.comment = _storable(comments[code].strip())
         elif draft.pk is None:
             draft.comment = saved[code].comment if code in saved else ""
         if _same_as_saved(question, draft, saved_values.get(code), saved.get(code)):

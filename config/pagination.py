@@ -24,7 +24,7 @@ from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import BasePagination, CursorPagination, PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -83,6 +83,14 @@ class _Cursor(CursorPagination):
 
     def get_ordering(self, request: Request, queryset: QuerySet, view: Any) -> tuple[str, ...]:
         return self.ordering
+
+    def decode_cursor(self, request: Request) -> Any:
+        """DRF's cursor, refused like any malformed one when its position holds a NUL (no
+        stored value does, and PostgreSQL refuses one in a query: a 500)."""
+        cursor = super().decode_cursor(request)
+        if cursor is not None and cursor.position is not None and "\x00" in cursor.position:
+            raise NotFound(self.invalid_cursor_message)
+        return cursor
 
 
 def _refuse_malformed_page(values: list[str]) -> None:

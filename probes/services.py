@@ -67,6 +67,16 @@ def _translated(errors: dict[str, list[str]]) -> dict[str, list[str]]:
 # -- the set-up and its authorisation ------------------------------------------------------
 
 
+def _in_utc_range(moment: dt.datetime) -> bool:
+    """Whether a time can be stored: 9999-12-31 23:59 west of UTC (or 0001-01-01 east of it)
+    is out of the range of a datetime once in UTC."""
+    try:
+        moment.astimezone(dt.UTC)
+    except (OverflowError, ValueError):
+        return False
+    return True
+
+
 @transaction.atomic
 def probe_setup_save(
     *,
@@ -135,7 +145,18 @@ def probe_setup_save(
         errors["spend_ceiling_tokens"] = [
             _("The spend ceiling must be a whole number of tokens between 1 and 10,000,000,000.")
         ]
-    if window_starts_at is None or window_ends_at is None:
+    out_of_range = [
+        name
+        for name, moment in (
+            ("window_starts_at", window_starts_at),
+            ("window_ends_at", window_ends_at),
+        )
+        if moment is not None and not _in_utc_range(moment)
+    ]
+    if out_of_range:
+        for name in out_of_range:
+            errors[name] = [_("Enter a date between the years 2 and 9998.")]
+    elif window_starts_at is None or window_ends_at is None:
         errors["window_ends_at"] = [_("Give the start and the end of the authorised window.")]
     elif window_ends_at <= window_starts_at:
         errors["window_ends_at"] = [_("The window must end after it starts.")]

@@ -176,7 +176,8 @@ def _evidence(
             evidence_id = request.POST.get("remove", "")
             evidence = get_object_or_404(
                 portal.assessment.evidence.all(),
-                pk=int(evidence_id) if evidence_id.isdigit() else 0,
+                # ASCII digits only: "²" is a digit to isdigit() but not to int().
+                pk=int(evidence_id) if evidence_id.isascii() and evidence_id.isdigit() else 0,
             )
             question = _file_question(portal, section, evidence.question_code)
             name = evidence.original_name

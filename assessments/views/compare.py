@@ -32,8 +32,13 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
     )
     # Never the whole portfolio: the chosen ones (still in this organization), then the newest
     # scored ones, or those whose vendor's name matches the search.
-    chosen_ids = [int(v) for v in request.GET.getlist("assessments") if v.isdigit() and len(v) < 19]
-    query = request.GET.get("q", "").strip()[:200]
+    chosen_ids = [
+        int(v)
+        for v in request.GET.getlist("assessments")
+        if v.isascii() and v.isdigit() and len(v) < 19  # not "²", which int() refuses
+    ]
+    # No NUL: PostgreSQL refuses it in a query's text (a 500); no name holds one anyway.
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:200]
     chosen_rows = list(scored.filter(pk__in=chosen_ids[:MAX_LISTED]).order_by("vendor__name"))
     found = scored.filter(vendor__name__icontains=query) if query else scored
     found = found.exclude(pk__in=[a.pk for a in chosen_rows]).order_by("-created_at", "-pk")

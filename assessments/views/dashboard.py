@@ -88,7 +88,8 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
 @member_page
 def vendor_list(request: HttpRequest, org: OrgContext) -> HttpResponse:
     vendors = selectors.vendors_for(organization=org.organization).order_by("name")
-    query = request.GET.get("q", "").strip()[:200]
+    # No NUL: PostgreSQL refuses it in a query's text (a 500); no name holds one anyway.
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:200]
     if query:
         vendors = vendors.filter(name__icontains=query)
     # A page of vendors by name (the unique index), counted from the cache; their assessments

@@ -72,7 +72,10 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     default_key = choices[0][0] if choices else ""
     data = request.POST if request.method == "POST" else None
     chosen_key = (data or request.GET).get("questionnaire") or default_key
-    questionnaire = _questionnaire(chosen_key) or _questionnaire(default_key)
+    # Looked up only when it is one of the choices: any other text (a NUL, which PostgreSQL
+    # refuses in a query) falls back to the default, and the form says it is not a choice.
+    known = {key for key, _label in choices}
+    questionnaire = _questionnaire(chosen_key if chosen_key in known else default_key)
     form = web_forms.AssessmentForm(
         data,
         vendors=vendors,

@@ -55,7 +55,7 @@ def frameworks_catalogue() -> dict[str, FrameworkRef]:
 
 
 def _run_for(org: OrgContext, assessment: Assessment, run_id: str | None) -> ScoringRun | None:
-    if run_id and run_id.isdigit():
+    if run_id and run_id.isascii() and run_id.isdigit():  # not "²", which int() refuses
         run = selectors.run_get(organization=org.organization, run_id=run_id)
         return run if run.assessment_id == assessment.pk else None
     return assessment.latest_run

@@ -226,7 +226,9 @@ def read_json_evidence(
         return None, note("empty_file")
     try:
         return json.loads(raw.decode("utf-8-sig")), None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError: not JSON (JSONDecodeError, UnicodeDecodeError) or a number of more digits
+        # than Python converts (4,300).
         return None, note("not_json", error=str(exc)[:200])
 
 

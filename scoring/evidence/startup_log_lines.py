@@ -77,6 +77,10 @@ def _parse_int(text: str) -> int:
 
 def _clean(text: str) -> str:
     text = text.rstrip("\r\n")
+    if "\x00" in text:
+        # Kept as U+FFFD, like bytes that are not UTF-8: the lines quoted in a parse result are
+        # stored as JSON, which PostgreSQL refuses with a NUL in it (the upload was a 500).
+        text = text.replace("\x00", "\ufffd")
     if "\x1b" in text:
         text = ANSI.sub("", text)
     if "m" in text and "[" in text:

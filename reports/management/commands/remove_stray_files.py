@@ -36,7 +36,9 @@ class Command(BaseCommand):
     help = "Delete evidence and report files that no database row refers to."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--older-than", type=int, default=60, metavar="MINUTES")
+        parser.add_argument(
+            "--older-than", type=_minutes, default=60, metavar="MINUTES", help="0 or more"
+        )
         parser.add_argument("--dry-run", action="store_true")
 
     def handle(self, *args: Any, older_than: int, dry_run: bool, **options: Any) -> None:
@@ -52,3 +54,12 @@ class Command(BaseCommand):
                     path.unlink(missing_ok=True)
                 removed += 1
         self.stdout.write(f"{removed} stray file(s)")
+
+
+def _minutes(text: str) -> int:
+    """A whole number of minutes from 0: a negative one would put the cut-off in the future
+    and delete the files of uploads still in progress."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value

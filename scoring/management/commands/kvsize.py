@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -12,6 +11,7 @@ from scoring.evidence import BYTES_PER_VALUE, parse_model_config, parse_reason, 
 
 EXIT_INVALID_INPUT = 2
 DTYPES = ("bf16", "fp16", "fp8")
+MAX_GPU_MEMORY_GIB = 1_000_000  # a thousand times the largest GPU; the page accepts 100,000
 
 
 class Command(BaseCommand):
@@ -61,6 +61,8 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not (value > 0 and math.isfinite(value)):  # "Infinity" is not JSON
+    # Finite, and small enough that GPUs × memory is too: "inf" (or 1e308 × 8) would print
+    # Infinity, which is not JSON.
+    if not 0 < value <= MAX_GPU_MEMORY_GIB:
         raise ValueError(text)
     return value

@@ -37,6 +37,25 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # test was completed): a date after today (the organization's) is a typing mistake. Named here,
 # not flagged in the catalogue, so the published v1 and v2 files keep their content hashes.
 PAST_DATE_QUESTIONS = frozenset({"ISO-05"})
+# Questions whose answers the sizing rules multiply in the rule language's 64-bit integers
+# (tokens × KV bytes per token; GiB per GPU × GPUs × 2³⁰): bounded so that no accepted answer
+# can overflow them (with a model file's at most 2³¹ KV values per token,
+# scoring.evidence.kv_sizing). Far above any deployment: a larger figure is a typing mistake,
+# such as bytes where GiB is asked. Named here for the same reason as PAST_DATE_QUESTIONS.
+TOKENS_MAX = 10**9  # a billion tokens: a hundred times the longest context offered in 2026
+INTEGER_MAXIMUM_BY_QUESTION = {
+    "CTX-01": TOKENS_MAX,
+    "CTX-02": TOKENS_MAX,
+    "CTX-03": TOKENS_MAX,
+    "USE-03": TOKENS_MAX,
+    "PRF-12": 2**16,  # GiB of memory of one GPU
+    "PRF-13": 2**16,  # GPUs of one serving instance
+}
+
+
+def integer_maximum(code: str) -> int:
+    """The largest whole number the question accepts."""
+    return INTEGER_MAXIMUM_BY_QUESTION.get(code, INTEGER_MAX)
 
 
 class AnswerValidationError(ServiceError):
@@ -145,10 +164,7 @@ def _clean_integer(question: Question, raw: Any) -> int:
         value = raw
     elif isinstance(raw, str) and len(raw) > 40:
         # Far beyond INTEGER_MAX, and int() of thousands of digits is refused (or slow).
-        raise ValueError(
-            _("%(value)s is out of range; the largest accepted value is 10¹².")
-            % {"value": _shorten(raw)}
-        )
+        raise ValueError(_out_of_range(raw, integer_maximum(question.code)))
     elif isinstance(raw, str) and (
         _PLAIN_INTEGER.match(raw.strip()) or _GROUPED_INTEGER.match(raw.strip())
     ):
@@ -157,12 +173,18 @@ def _clean_integer(question: Question, raw: Any) -> int:
         raise ValueError(_integer_message(question))
     if value < 0:
         raise ValueError(_integer_message(question))
-    if value > INTEGER_MAX:
-        raise ValueError(
-            _("%(value)s is out of range; the largest accepted value is 10¹².")
-            % {"value": _shorten(value)}
-        )
+    maximum = integer_maximum(question.code)
+    if value > maximum:
+        raise ValueError(_out_of_range(value, maximum))
     return value
+
+
+def _out_of_range(value: object, maximum: int) -> str:
+    shown = "10¹²" if maximum == INTEGER_MAX else f"{maximum:,}"
+    return _("%(value)s is out of range; the largest accepted value is %(maximum)s.") % {
+        "value": _shorten(value),
+        "maximum": shown,
+    }
 
 
 def _integer_message(question: Question) -> Any:

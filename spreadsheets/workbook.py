@@ -28,7 +28,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from assessments.presenters.answers import condition_text, option_labels
 from assessments.presenters.formats import format_datetime, list_text
 from questionnaires.spec import Question, QuestionnaireSpec, Section
-from questionnaires.validation import INTEGER_MAX, TEXT_MAX_LENGTH
+from questionnaires.validation import TEXT_MAX_LENGTH, integer_maximum
 
 from . import layout
 from .cells import set_cell
@@ -329,7 +329,7 @@ def _validate(
             type="whole",
             operator="between",
             formula1="0",
-            formula2=str(INTEGER_MAX),
+            formula2=str(integer_maximum(question.code)),
             allow_blank=True,
         )
         unit = _unit(question, language)

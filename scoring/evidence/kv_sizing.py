@@ -40,6 +40,8 @@ __all__ = [
 GIB = 2**30
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a config.json is a few KB; anything larger is not one
 BYTES_PER_VALUE: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1, "other": 1, "unknown": 1}
+# About 500 times the largest real model's (a 128-layer MHA model with 128 heads of 128: 4.2M).
+MAX_VALUES_PER_TOKEN = 2**31
 
 
 class ModelConfigError(ValueError):
@@ -103,8 +105,23 @@ def kv_gib(tokens: int, bytes_per_token: int) -> float:
 def kv_sizing_from_config(config: object) -> tuple[KVSizing, list[dict[str, Any]]]:
     """The sizing of a parsed config.json and the notes on defaults it used.
 
-    Raises ``ModelConfigError`` naming the first missing or unusable field.
+    Raises ``ModelConfigError`` naming the first missing or unusable field, or when the KV
+    values per token are beyond any real model (the sizing rules multiply them by a token count
+    in 64-bit integers: questionnaires.validation.INTEGER_MAXIMUM_BY_QUESTION).
     """
+    sizing, notes = _sizing_from_config(config)
+    if sizing.values_per_token > MAX_VALUES_PER_TOKEN:
+        raise ModelConfigError(
+            note(
+                "model_config_implausible",
+                values=sizing.values_per_token,
+                limit=MAX_VALUES_PER_TOKEN,
+            )
+        )
+    return sizing, notes
+
+
+def _sizing_from_config(config: object) -> tuple[KVSizing, list[dict[str, Any]]]:
     if not isinstance(config, Mapping):
         raise ModelConfigError(note("not_a_model_config", field="the top level (an object)"))
     notes: list[dict[str, Any]] = []

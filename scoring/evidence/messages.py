@@ -59,6 +59,10 @@ NOTE_TEMPLATES: dict[str, str] = {
     "not_a_model_config": gettext_noop(
         "not a Hugging Face config.json: %(field)s is missing or not a positive whole number"
     ),
+    "model_config_implausible": gettext_noop(
+        "not a usable config.json: %(values)s KV values per token is beyond any real model "
+        "(at most %(limit)s)"
+    ),
     "not_a_probe_result": gettext_noop("not an isolation probe result: %(problem)s"),
     # -- startup logs ------------------------------------------------------------------------
     "partial_read": gettext_noop(

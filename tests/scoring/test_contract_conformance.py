@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from questionnaires.validation import validate_answers
+from questionnaires.validation import AnswerValidationError, integer_maximum, validate_answers
 from scoring.evidence import parse_evidence
+from scoring.evidence.kv_sizing import MAX_VALUES_PER_TOKEN
 from scoring.registry import builtin_catalog
 from tests.scoring.test_rules_table import BASELINE as V1_BASELINE
 from tests.scoring.test_rules_table import answers_with
@@ -101,21 +102,39 @@ def test_the_probe_result_still_counts_when_the_probe_was_authorised(catalog, tm
     assert result.to_dict()["evidence"]["PRB-02"]
 
 
-# -- valid answers must always score --------------------------------------------------------------
+# -- what validation accepts, scoring can compute ------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: CEL int64 overflow in gpu_gib × 2^30 raises instead of scoring (unfixed)",
-)
-def test_gpu_memory_given_in_bytes_still_scores(catalog):
-    """PRF-12 is GiB; a vendor who types 80 GiB as bytes (85,899,345,920, accepted: integers go
-    up to 10^12) must get a score, not a failed scoring run. The declared pool then fits the
-    huge "memory" many times over, so no rule fires: score 0, tier low."""
+def test_gpu_memory_given_in_bytes_is_refused_naming_the_question(catalog):
+    """PRF-12 is GiB; 80 GiB typed as bytes (85,899,345,920) overflowed the sizing rules'
+    64-bit integers (gpu_gib × 2³⁰) and every scoring run failed. It is refused at the answer,
+    with the question's code and its largest value."""
     answers = answers_with({"PRF-12": 80 * 2**30, "PRF-13": 8}, V2_BASELINE)
-    evidence = {"PRF-10": [parse_evidence(LLAMA_70B, parser="model_config")]}
 
-    result = score(catalog, "ai-inference-isolation@2", answers, evidence)
+    with pytest.raises(AnswerValidationError) as refused:
+        score(catalog, "ai-inference-isolation@2", answers, {})
 
-    assert result.fired_rule_ids == set()
-    assert result.risk_score == 0
+    assert set(refused.value.errors) == {"PRF-12"}
+    assert "65,536" in str(refused.value.errors["PRF-12"][0])
+
+
+def test_the_largest_accepted_sizing_answers_score(catalog):
+    """At every bound together, with the largest model file accepted, the rules compute."""
+    answers = answers_with(
+        {
+            "PRF-12": integer_maximum("PRF-12"),
+            "PRF-13": integer_maximum("PRF-13"),
+            "PRF-11": "bf16",
+            "KV-06": "no",
+            "CTX-01": integer_maximum("CTX-01"),
+            "CTX-02": integer_maximum("CTX-02"),
+        },
+        V2_BASELINE,
+    )
+    largest = {"num_hidden_layers": 2**15, "num_attention_heads": 2**8, "head_dim": 2**7}
+    model = parse_evidence(json.dumps(largest).encode(), parser="model_config")
+    assert model.parsed and model.sizing.values_per_token == MAX_VALUES_PER_TOKEN
+
+    result = score(catalog, "ai-inference-isolation@2", answers, {"PRF-10": [model]})
+
+    assert result.risk_score is not None

@@ -90,7 +90,7 @@ def test_a_file_it_cannot_read_exits_2_with_a_clear_message(tmp_path, content, m
     assert str(path) in str(caught.value)
 
 
-@pytest.mark.parametrize("memory", ["inf", "Infinity", "1e400"])
+@pytest.mark.parametrize("memory", ["inf", "Infinity", "1e400", "1e308"])  # 1e308 × 8 GPUs: inf
 def test_an_infinite_gpu_memory_is_refused_not_printed_as_invalid_json(memory):
     """v2.md: kvsize "prints one JSON object"; `Infinity` is not JSON (RFC 8259), so a memory
     that is not a finite number of GiB is an argument error like a negative one."""

@@ -1,5 +1,7 @@
-"""Bad input found by the input audit: each request is answered with a clear refusal (or
-ignored where the input is only a filter), never a 500, and saves nothing."""
+"""Bad input across the site (found by an input audit: NUL characters PostgreSQL cannot store,
+digits int() refuses, numbers too long or too large, times UTC cannot hold, command-line
+arguments): each request is answered with a clear refusal (or ignored where the input is only a
+filter), never a 500, and saves nothing. PostgreSQL-only cases: make test's PostgreSQL pass."""
 
 from __future__ import annotations
 
@@ -138,11 +140,6 @@ NINETEEN_DIGIT_LAYERS = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: the sizing rules of incident-2026-kv@2 overflow CEL's 64-bit integers "
-    "(a bound is a catalogue decision: per-question maxima or a v3 of the rules)",
-)
 @pytest.mark.parametrize(
     ("answers", "config"),
     [
@@ -157,9 +154,10 @@ NINETEEN_DIGIT_LAYERS = (
 )
 def test_what_is_accepted_can_be_scored(catalog, personas, answers, config):
     """Either the answers (or the file) are refused naming the question, or the assessment is
-    scored: today the sizing rules multiply them in CEL's 64-bit integers ("Arithmetic overflow
-    in 'mul'", or a float that CEL will not multiply by an int), and every scoring run of the
-    assessment fails."""
+    scored: the sizing rules multiply them in CEL's 64-bit integers, and an overflow ("Arithmetic
+    overflow in 'mul'") failed every scoring run of the assessment. Now the sizing questions
+    and the model file's KV values per token are bounded (questionnaires.validation,
+    scoring.evidence.kv_sizing)."""
     assessment = factories.incident_assessment(
         member=member_of(personas.ava),
         answers_from=factories.LAUNCH_V2,
@@ -190,7 +188,7 @@ def test_what_is_accepted_can_be_scored(catalog, personas, answers, config):
 
 # -- NUL characters: PostgreSQL stores no NUL in text or JSON (a DataError, a 500) ------------
 # The drafts' test fails on SQLite too (the NUL is stored); the searches and the cursor only
-# fail on PostgreSQL: DATABASE_URL=postgres://… pytest tests/audit_input/test_bad_input.py
+# fail on PostgreSQL: DATABASE_URL=postgres://… pytest tests/security/test_bad_input_everywhere.py
 
 
 @pytest.mark.parametrize(
@@ -286,15 +284,6 @@ def test_a_window_beyond_what_utc_can_hold_is_refused_naming_the_field(
 
 
 # -- command line ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("memory", ["inf", "1e308"])
-def test_kvsize_refuses_an_infinite_gpu_memory(memory):
-    """Otherwise it printed `"gpu_memory_gib": Infinity, "fits": true`: not JSON."""
-    done = run_command("kvsize", str(LLAMA_70B), "--gpus", "8", "--gpu-memory-gib", memory)
-    assert done.returncode == 2, done.stdout
-    assert done.stdout == ""
-    assert "--gpu-memory-gib" in done.stderr
 
 
 def test_remove_stray_files_refuses_a_negative_age(tmp_path):

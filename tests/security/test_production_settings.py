@@ -55,6 +55,20 @@ def test_the_development_key_is_refused_when_debug_is_off():
     assert "SECRET_KEY is the development key while DEBUG is false" in result.stderr
 
 
+def test_a_public_host_without_debug_set_is_refused():
+    """DEBUG defaults to on for development: a deployment that names its host but forgot
+    DEBUG=false must not start with debug pages and the development key."""
+    env = {key: value for key, value in PRODUCTION_ENV.items() if key != "DEBUG"}
+    del env["SECRET_KEY"]
+    result = manage("check", **env)
+    assert result.returncode != 0
+    assert "DEBUG is on by default (development), but ALLOWED_HOSTS names avia.example.com" in (
+        result.stderr
+    )
+    # Debugging on that host stays possible, when asked for.
+    assert manage("check", **env, DEBUG="true").returncode == 0
+
+
 def test_without_the_https_settings_check_deploy_warns():
     env = {**PRODUCTION_ENV, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0"}
     result = manage("check", "--deploy", **env)

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
-from django.utils import formats, timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.roles import Capability
@@ -29,6 +29,7 @@ from ..models import (
     Assessment,
     VendorLink,
 )
+from ..presenters.formats import format_datetime
 from .answers import answer_values, buyer_section_codes
 from .guards import require_member, transition
 
@@ -100,11 +101,7 @@ def vendor_link_issue(
                 {
                     "link": [
                         _("This link was already replaced by a new link, sent %(date)s.")
-                        % {
-                            "date": formats.date_format(
-                                timezone.localtime(newer), "DATETIME_FORMAT"
-                            )
-                        }
+                        % {"date": _when(newer, assessment)}
                     ]
                 }
             )
@@ -125,9 +122,7 @@ def vendor_link_issue(
                         )
                         % {
                             "email": contact_email,
-                            "time": formats.date_format(
-                                timezone.localtime(newer), "DATETIME_FORMAT"
-                            ),
+                            "time": _when(newer, assessment),
                         }
                     ]
                 }
@@ -244,3 +239,10 @@ def vendor_link_resolve(*, token: str) -> VendorLink | None:
     ):
         VendorLink.objects.filter(pk=link.pk).update(last_used_at=timezone.now())
     return link
+
+
+def _when(moment: dt.datetime, assessment: Assessment) -> str:
+    """A time in a message, on the organization's clock and in the reader's language."""
+    return format_datetime(
+        moment, translation.get_language() or "en", assessment.organization.time_zone
+    )

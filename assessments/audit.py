@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Organization, User
+from core.db import lock_row
 
 from .models import Assessment, AuditChainHead, AuditEvent, Channel, VendorLink
 
@@ -111,7 +112,7 @@ def audit_record_many(events: list[AuditEvent]) -> list[AuditEvent]:
 def _locked_head(organization_id: int) -> AuditChainHead:
     # The organization row is locked first, so that two first events cannot both create the
     # head (on SQLite the IMMEDIATE transaction already serialises writers).
-    list(Organization.objects.select_for_update().filter(pk=organization_id).values_list("pk"))
+    lock_row(Organization, organization_id)
     head, _created = AuditChainHead.objects.select_for_update().get_or_create(
         organization_id=organization_id
     )

@@ -90,3 +90,9 @@ def text_fields_errors(fields: Mapping[str, tuple[Any, int | None]]) -> dict[str
         for name, (value, max_length) in fields.items()
         if (problems := text_errors(value, max_length=max_length))
     }
+
+
+def is_ascii_number(text: str) -> bool:
+    """Plain ASCII digits, what `int()` reads as an id typed in a query string or a form:
+    "²" is a digit to `str.isdigit()` but not to `int()` (a 500 where it was trusted)."""
+    return text.isascii() and text.isdigit()

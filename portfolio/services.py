@@ -36,6 +36,7 @@ from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
 from assessments.scoring_runs import scoring_run_fail, scoring_runs_execute
 from assessments.services.submission import scoring_runs_create
+from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from core.tasks import TRANSIENT_ERRORS
 from scoring.models import Ruleset
@@ -80,7 +81,7 @@ def rescore_batch_create(
     filters = {key: value for key, value in (filters or {}).items() if value}
     # Two requests (a double click, a client sending again) queue here: the second sees the
     # first's batch, and no assessment is rescored by two batches at once.
-    list(Organization.objects.select_for_update().filter(pk=organization.pk).values_list("pk"))
+    lock_row(Organization, organization.pk)
     busy = _being_rescored(organization)
     if assessment_ids is None:
         candidates = list(rescore_candidates(organization=organization, ruleset=ruleset, **filters))

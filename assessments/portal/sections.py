@@ -14,6 +14,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from core.errors import ServiceError
+from core.text import is_ascii_number
 from core.web import add_errors, error_summary
 from questionnaires.spec import Question, Section
 from questionnaires.validation import missing_required
@@ -176,8 +177,7 @@ def _evidence(
             evidence_id = request.POST.get("remove", "")
             evidence = get_object_or_404(
                 portal.assessment.evidence.all(),
-                # ASCII digits only: "²" is a digit to isdigit() but not to int().
-                pk=int(evidence_id) if evidence_id.isascii() and evidence_id.isdigit() else 0,
+                pk=int(evidence_id) if is_ascii_number(evidence_id) else 0,
             )
             question = _file_question(portal, section, evidence.question_code)
             name = evidence.original_name

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
+from core.db import lock_row
 from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
 
@@ -184,26 +185,19 @@ def risk_decision_record(
         raise ServiceError(errors)
     # The same decision posted again (a double click) is the one already recorded: one row,
     # one audit event, one expiry notice. Posts of one assessment queue on its row.
-    list(Assessment.objects.select_for_update().filter(pk=assessment.pk).values_list("pk"))
-    same = RiskDecision.objects.filter(
-        assessment=assessment,
-        rule_id=rule_id,
-        kind=kind,
-        justification=justification.strip(),
-        owner=owner.strip(),
-        expires_on=expires_on,
-    ).first()
+    lock_row(Assessment, assessment.pk)
+    fields = {
+        "assessment": assessment,
+        "rule_id": rule_id,
+        "kind": kind,
+        "justification": justification.strip(),
+        "owner": owner.strip(),
+        "expires_on": expires_on,
+    }
+    same = RiskDecision.objects.filter(**fields).first()
     if same is not None:
         return same
-    decision = RiskDecision.objects.create(
-        assessment=assessment,
-        rule_id=rule_id,
-        kind=kind,
-        justification=justification.strip(),
-        owner=owner.strip(),
-        expires_on=expires_on,
-        created_by=actor,
-    )
+    decision = RiskDecision.objects.create(**fields, created_by=actor)
     audit_record(
         organization=assessment.organization,
         assessment=assessment,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils import translation
 
 from accounts.roles import Capability
@@ -24,6 +25,12 @@ POLL_WHILE_SCORING = 2
 def page_language() -> str:
     """The language of the page being drawn (the member's, or the browser's choice)."""
     return translation.get_language() or settings.LANGUAGE_CODE
+
+
+def vendor_search(request: HttpRequest) -> str:
+    """A list's search by vendor name (`?q=`), as its query can take it: at most 200
+    characters and no NUL (PostgreSQL refuses one in a query's text, a 500; no name holds one)."""
+    return request.GET.get("q", "").replace("\x00", "").strip()[:200]
 
 
 def capabilities(org: OrgContext) -> dict[str, bool]:

@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
+from core.text import is_ascii_number
 from core.web import error_summary
 from scoring.spec import SEVERITIES, RulesetSpec
 
@@ -19,7 +20,7 @@ from .. import selectors
 from ..models import Finding, ScoringRun
 from ..presenters.charts import SERIES_LETTERS, coverage_chart
 from ..presenters.formats import format_date
-from .common import capabilities, list_rows, page_language
+from .common import capabilities, list_rows, page_language, vendor_search
 
 # Candidates listed in the picker at most (the rest are found by searching).
 MAX_LISTED = 50
@@ -33,12 +34,9 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
     # Never the whole portfolio: the chosen ones (still in this organization), then the newest
     # scored ones, or those whose vendor's name matches the search.
     chosen_ids = [
-        int(v)
-        for v in request.GET.getlist("assessments")
-        if v.isascii() and v.isdigit() and len(v) < 19  # not "²", which int() refuses
+        int(v) for v in request.GET.getlist("assessments") if is_ascii_number(v) and len(v) < 19
     ]
-    # No NUL: PostgreSQL refuses it in a query's text (a 500); no name holds one anyway.
-    query = request.GET.get("q", "").replace("\x00", "").strip()[:200]
+    query = vendor_search(request)
     chosen_rows = list(scored.filter(pk__in=chosen_ids[:MAX_LISTED]).order_by("vendor__name"))
     found = scored.filter(vendor__name__icontains=query) if query else scored
     found = found.exclude(pk__in=[a.pk for a in chosen_rows]).order_by("-created_at", "-pk")

@@ -21,7 +21,7 @@ from .. import forms as web_forms
 from .. import selectors
 from ..models import AssessmentStatus, Channel, RiskTier
 from ..services import vendors as vendor_services
-from .common import OPEN_STATUSES, PAGE_SIZE, capabilities, list_rows
+from .common import OPEN_STATUSES, PAGE_SIZE, capabilities, list_rows, vendor_search
 
 
 @member_page
@@ -88,8 +88,7 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
 @member_page
 def vendor_list(request: HttpRequest, org: OrgContext) -> HttpResponse:
     vendors = selectors.vendors_for(organization=org.organization).order_by("name")
-    # No NUL: PostgreSQL refuses it in a query's text (a 500); no name holds one anyway.
-    query = request.GET.get("q", "").replace("\x00", "").strip()[:200]
+    query = vendor_search(request)
     if query:
         vendors = vendors.filter(name__icontains=query)
     # A page of vendors by name (the unique index), counted from the cache; their assessments

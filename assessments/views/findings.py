@@ -21,6 +21,7 @@ from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
+from core.text import is_ascii_number
 from core.web import add_errors, error_summary
 from scoring.models import Framework
 from scoring.spec import FrameworkRef
@@ -55,7 +56,7 @@ def frameworks_catalogue() -> dict[str, FrameworkRef]:
 
 
 def _run_for(org: OrgContext, assessment: Assessment, run_id: str | None) -> ScoringRun | None:
-    if run_id and run_id.isascii() and run_id.isdigit():  # not "²", which int() refuses
+    if run_id and is_ascii_number(run_id):
         run = selectors.run_get(organization=org.organization, run_id=run_id)
         return run if run.assessment_id == assessment.pk else None
     return assessment.latest_run

@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
+from core.text import storable
 from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, is_blank
 
 from .answer_forms import shown_value
@@ -35,20 +36,14 @@ from .services.answers import (
 MAX_CHOICES = 100  # more options than any question has: a crafted request
 
 
-def _storable(text: str) -> str:
-    """Text as a draft can hold it: PostgreSQL stores no NUL in text or JSON, so a NUL typed
-    (refused as an answer, with its message) is kept as U+FFFD, as Django keeps bytes that are
-    not UTF-8, and the rest of what was typed is not lost."""
-    return text.replace("\x00", "\ufffd")
-
-
 def _raw(value: Any) -> str | list[str] | None:
-    """A typed value as it is kept: text, or a list of option codes."""
+    """A typed value as it is kept: text, or a list of option codes. A NUL typed (refused as
+    an answer, with its message) is kept storable, so the rest of what was typed is not lost."""
     if value is None:
         return None
     if isinstance(value, list | tuple):
-        return [_storable(str(item)) for item in value]
-    return _storable(str(value))
+        return [storable(str(item)) for item in value]
+    return storable(str(value))
 
 
 @transaction.atomic
@@ -97,7 +92,7 @@ def drafts_save(
             # Only the comment was typed: the draft starts from the saved answer.
             draft.value = _raw(shown_value(question, saved_values.get(code)))
         if code in comments:
-            draft.comment = _storable(comments[code].strip())
+            draft.comment = storable(comments[code].strip())
         elif draft.pk is None:
             draft.comment = saved[code].comment if code in saved else ""
         if _same_as_saved(question, draft, saved_values.get(code), saved.get(code)):

@@ -96,3 +96,9 @@ def is_ascii_number(text: str) -> bool:
     """Plain ASCII digits, what `int()` reads as an id typed in a query string or a form:
     "²" is a digit to `str.isdigit()` but not to `int()` (a 500 where it was trusted)."""
     return text.isascii() and text.isdigit()
+
+
+def storable(text: str) -> str:
+    """Text as PostgreSQL can store it in a text or JSON column (no NUL): a NUL is kept as
+    U+FFFD, as Django keeps bytes that are not UTF-8, so the rest of the text is not lost."""
+    return text.replace("\x00", "\ufffd")

@@ -5,6 +5,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from core.text import storable
 from scoring.evidence.messages import ENGINE_LABELS, note
 from scoring.evidence.startup_log_instances import Builder, Hit, finish
 from scoring.evidence.startup_log_patterns import (
@@ -77,10 +78,9 @@ def _parse_int(text: str) -> int:
 
 def _clean(text: str) -> str:
     text = text.rstrip("\r\n")
-    if "\x00" in text:
-        # Kept as U+FFFD, like bytes that are not UTF-8: the lines quoted in a parse result are
-        # stored as JSON, which PostgreSQL refuses with a NUL in it (the upload was a 500).
-        text = text.replace("\x00", "\ufffd")
+    # The lines quoted in a parse result are stored as JSON, which PostgreSQL refuses with a
+    # NUL in it (the upload was a 500).
+    text = storable(text)
     if "\x1b" in text:
         text = ANSI.sub("", text)
     if "m" in text and "[" in text:

@@ -30,6 +30,14 @@ ACTION_LABELS = {
     "report.requested": _("Report requested"),
     "report.generated": _("Report generated"),
     "report.failed": _("Report failed"),
+    "assessment.renewal_started": _("Reassessment started"),
+    "reassessment_policy.updated": _("Reassessment policy changed"),
+    "rescore_batch.requested": _("Rescore of the portfolio requested"),
+    "probe.setup_saved": _("Isolation probe set up (endpoint and keys given)"),
+    "probe.requested": _("Isolation probe requested"),
+    "probe.finished": _("Isolation probe finished"),
+    "probe.failed": _("Isolation probe failed"),
+    "probe.keys_destroyed": _("Probe keys deleted"),
 }
 
 

@@ -67,8 +67,10 @@ class VendorForm(forms.Form):
 class AssessmentForm(forms.Form):
     """Vendor, questionnaire version and due date of a new assessment."""
 
+    # Radios for the vendors the page shows (a bounded list: the first by name, or those a
+    # search found); any of the organization's vendors is accepted when posted.
     vendor = forms.ModelChoiceField(
-        label=_("Vendor"), queryset=Vendor.objects.none(), empty_label=_("Choose a vendor")
+        label=_("Vendor"), queryset=Vendor.objects.none(), widget=forms.RadioSelect
     )
     questionnaire = forms.ChoiceField(
         label=_("Questionnaire version"),
@@ -85,11 +87,15 @@ class AssessmentForm(forms.Form):
         self,
         *args: Any,
         vendors: Any,
+        shown_vendors: Iterable[Vendor],
         questionnaires: Iterable[tuple[str, str]],
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["vendor"].queryset = vendors
+        self.fields["vendor"].widget.choices = [
+            (vendor.pk, vendor.name) for vendor in shown_vendors
+        ]
         self.fields["questionnaire"].choices = list(questionnaires)
 
     def clean_due_date(self) -> dt.date | None:

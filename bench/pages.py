@@ -159,6 +159,7 @@ def calls(organization: object) -> list[tuple[str, str, tuple[str, list]]]:
         ("assessment page", f"/assessments/{one.pk}/", raw(one_assessment, [one.pk])),
         ("findings page", f"/assessments/{one.pk}/findings/", raw(one_assessment, [one.pk])),
         ("compare 5 assessments", f"/assessments/compare/?{compare}", raw(five, some)),
+        ("new assessment (vendor choice)", "/assessments/new/", raw(vendor_page, [org])),
         ("API assessments", "/api/v1/assessments/", raw(newest_page, [org])),
         ("API assessments, deep (cursor)", f"/api/v1/assessments/?cursor={cursor}",
          raw(deep_page, [deep.created_at, org])),

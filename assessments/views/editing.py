@@ -18,7 +18,9 @@ from django.views.decorators.http import require_POST
 from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
+from config.pagination import CountedPaginator
 from core.errors import ServiceError
+from core.text import is_ascii_number
 from core.web import add_errors, error_summary
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import QuestionnaireSpec
@@ -28,9 +30,12 @@ from .. import selectors
 from ..answer_forms import CatalogueAnswersForm
 from ..answering import Answerer, answer_form, autosave_response, keep_drafts, save
 from ..lifecycle import EDITABLE_STATUSES
-from ..models import Channel
+from ..models import Channel, Vendor
 from ..services import answers as answer_services
-from .common import assessment_for, assessment_tabs, page_language
+from .common import assessment_for, assessment_tabs, page_language, vendor_search
+
+# How many vendors a new assessment's form lists at once (a search finds the others).
+VENDOR_CHOICES_SHOWN = 10
 
 
 def _questionnaire_choices() -> list[tuple[str, str]]:
@@ -71,6 +76,10 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     vendors = selectors.vendors_for(organization=org.organization)
     default_key = choices[0][0] if choices else ""
     data = request.POST if request.method == "POST" else None
+    vendor_query = vendor_search(request)
+    shown_vendors, matching_vendors = _vendor_choices(
+        org, vendor_query, chosen=(data or request.GET).get("vendor", "")
+    )
     chosen_key = (data or request.GET).get("questionnaire") or default_key
     # Looked up only when it is one of the choices: any other text (a NUL, which PostgreSQL
     # refuses in a query) falls back to the default, and the form says it is not a choice.
@@ -79,6 +88,7 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     form = web_forms.AssessmentForm(
         data,
         vendors=vendors,
+        shown_vendors=shown_vendors,
         questionnaires=choices,
         initial={"vendor": request.GET.get("vendor"), "questionnaire": chosen_key},
     )
@@ -125,6 +135,7 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
         form = web_forms.AssessmentForm(
             None,
             vendors=vendors,
+            shown_vendors=shown_vendors,
             questionnaires=choices,
             initial={key: data.get(key) for key in ("vendor", "questionnaire", "due_date")},
         )
@@ -138,13 +149,33 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
         "questionnaire": questionnaire.spec if questionnaire else None,
         "questionnaire_key": questionnaire.key if questionnaire else "",
         "has_vendors": vendors.exists(),
+        "vendor_query": vendor_query,
+        "shown_vendor_count": len(shown_vendors),
+        "matching_vendor_count": matching_vendors,
         "error_summary": error_summary(form, *([use_form] if use_form and not switched else [])),
     }
     if request.htmx and request.method == "GET":  # type: ignore[attr-defined]
+        if request.htmx.target == "vendor-choices":  # type: ignore[attr-defined]
+            return render(request, "assessments/_vendor_choices.html", context)
         return render(request, "assessments/_use_questions.html", context)
     return render(
         request, "assessments/assessment_form.html", context, status=400 if has_errors else 200
     )
+
+
+def _vendor_choices(org: OrgContext, query: str, *, chosen: str) -> tuple[list[Vendor], int]:
+    """The vendors a new assessment's form offers, and how many match `query` in all: the
+    first VENDOR_CHOICES_SHOWN by name (an organization may hold thousands, and a page must not
+    list them all), the chosen one first when it is not among them."""
+    vendors = selectors.vendors_for(organization=org.organization).order_by("name")
+    if query:
+        vendors = vendors.filter(name__icontains=query)
+    version = selectors.vendors_changed_at(organization=org.organization)
+    page = CountedPaginator(vendors, VENDOR_CHOICES_SHOWN, version=version).page(1)
+    shown = list(page.object_list)
+    if is_ascii_number(chosen) and len(chosen) < 19 and all(v.pk != int(chosen) for v in shown):
+        shown[:0] = selectors.vendors_for(organization=org.organization).filter(pk=int(chosen))
+    return shown, page.paginator.count
 
 
 def _errors_of(

@@ -15,6 +15,7 @@ PAGES = [
     "/vendors/",
     "/vendors/?page=2",
     "/assessments/compare/",
+    "/assessments/new/",  # the vendor to assess is chosen from a bounded, searchable list
 ]
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from django.urls import reverse
 
-from assessments.models import Answer, Assessment, AuditEvent
+from assessments.models import Answer, Assessment, AuditEvent, Vendor
 
 from .conftest import QUESTIONNAIRE, make_vendor
 
@@ -205,3 +205,93 @@ def test_another_vendor_of_the_organization_can_be_assessed(client, personas, ve
     client.force_login(personas.alice)
     assert client.post(CREATE, form_data(other)).status_code == 302
     assert Assessment.objects.get().vendor == other
+
+
+# -- choosing the vendor among many ------------------------------------------------------------
+
+
+@pytest.fixture
+def many_vendors(personas, vendor, monkeypatch):
+    """Six vendors of Acme (the fixture's "Cloud Inference Co" among them), three listed at once,
+    and one of Other Org whose name would match every search."""
+    monkeypatch.setattr("assessments.views.editing.VENDOR_CHOICES_SHOWN", 3)
+    names = ["Alpha Inference", "Beta Tokens", "Delta KV", "Omega Serving", "Zeta Workers"]
+    made = {name: make_vendor(personas, name) for name in names}
+    make_vendor(personas, "Alpha Inference Outsider", organization=personas.other)
+    return {**made, vendor.name: vendor}
+
+
+def listed_vendors(response) -> list[str]:
+    return [label for _value, label in response.context["form"].fields["vendor"].widget.choices]
+
+
+def test_many_vendors_are_listed_a_few_at_a_time_by_name(client, personas, many_vendors):
+    client.force_login(personas.ava)
+    response = client.get(CREATE)
+    assert listed_vendors(response) == ["Alpha Inference", "Beta Tokens", "Cloud Inference Co"]
+    body = response.content.decode()
+    assert body.count('name="vendor"') == 3  # radios, not a select of every vendor
+    assert "6 vendors: the first by name are listed. Search to find another." in body
+
+
+def test_a_search_lists_the_vendors_whose_name_contains_it(client, personas, many_vendors):
+    client.force_login(personas.ava)
+    response = client.get(CREATE, {"q": "inference"})
+    assert listed_vendors(response) == ["Alpha Inference", "Cloud Inference Co"]  # not Other Org's
+    assert "2 vendors' names contain “inference”." in response.content.decode()
+
+    nothing = client.get(CREATE, {"q": "Nobody"})
+    assert listed_vendors(nothing) == []
+    assert "No vendor's name contains “Nobody”." in nothing.content.decode()
+
+
+def test_with_htmx_the_search_redraws_the_list_alone(client, personas, many_vendors):
+    client.force_login(personas.ava)
+    chosen = many_vendors["Omega Serving"]
+    response = client.get(
+        CREATE,
+        {"q": "Zeta", "vendor": chosen.pk},
+        headers={"HX-Request": "true", "HX-Target": "vendor-choices"},
+    )
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="vendor-choices"')
+    assert "USE-01" not in body
+    # The vendor already chosen stays listed (and chosen) beside what the search found.
+    assert listed_vendors(response) == ["Omega Serving", "Zeta Workers"]
+    assert f'value="{chosen.pk}" required id="id_vendor_0" checked' in body
+
+
+def test_a_vendor_beyond_the_list_is_offered_when_linked_and_accepted(
+    client, personas, many_vendors
+):
+    client.force_login(personas.ava)
+    last = many_vendors["Zeta Workers"]
+    page = client.get(CREATE, {"vendor": last.pk})  # the vendor list's "Assess" link
+    assert listed_vendors(page)[0] == "Zeta Workers"
+    assert page.context["form"]["vendor"].value() == str(last.pk)
+
+    response = client.post(CREATE, form_data(last))
+    assert response.status_code == 302
+    assert Assessment.objects.get().vendor == last
+
+
+@pytest.mark.parametrize("chosen", ["²", "\x00", "99999999999999999999999", "-1"])
+def test_a_malformed_chosen_vendor_is_ignored_when_listing(client, personas, many_vendors, chosen):
+    client.force_login(personas.ava)
+    response = client.get(CREATE, {"vendor": chosen, "q": "\x00Alpha"})
+    assert response.status_code == 200
+    assert listed_vendors(response) == ["Alpha Inference"]
+
+
+def test_another_organizations_vendor_is_neither_listed_nor_accepted(
+    client, personas, many_vendors
+):
+    client.force_login(personas.ava)
+    outsider = Vendor.objects.get(name="Alpha Inference Outsider")
+    page = client.get(CREATE, {"vendor": outsider.pk})
+    assert "Alpha Inference Outsider" not in listed_vendors(page)
+
+    response = client.post(CREATE, form_data(outsider))
+    assert response.status_code == 400
+    assert "Select a valid choice." in str(response.context["form"].errors["vendor"])
+    assert not Assessment.objects.exists()

@@ -7,7 +7,8 @@ scored with ruleset v1 (answers varied around the incident fixture, each scored 
 v1 rules so the "before" findings are true), starts one `celery -A config worker` with a
 prefork pool of W processes on a private queue, makes one rescore batch with v2 through the
 service the API calls, and waits until the batch is finished. It prints the batch's wall time,
-runs per second, failures, and checks that every assessment got exactly one new run.
+runs per second, failures, and checks that every assessment got exactly one new run; then
+times the batch's impact as its readers get it (its page, a deep page, the API's diff, the CSV).
 
 Databases: SQLite is a file in a temporary directory (WAL, IMMEDIATE transactions, as in
 production). PostgreSQL is `DATABASE_URL` when it points at one — a throwaway database: the
@@ -104,7 +105,8 @@ def measure(label: str, database_url: str, broker: str, args: argparse.Namespace
         "CELERY_TASK_ALWAYS_EAGER": "False",
         "DEBUG": "False",
         "SECRET_KEY": "bench-" + uuid.uuid4().hex,
-        "ALLOWED_HOSTS": "localhost",
+        "ALLOWED_HOSTS": "localhost,bench.local",
+        "SECURE_COOKIES": "false",
         # Production settings (DEBUG off: a worker in debug mode keeps every query in memory).
         "PROBE_KEYS_FERNET_KEY": Fernet.generate_key().decode(),
         "LOG_LEVEL": "WARNING",
@@ -162,6 +164,8 @@ def main() -> None:
             f"every assessment rescored once: {r['each_once']} "
             f"(data built in {r['setup_seconds']:.0f} s)"
         )
+        reads = ", ".join(f"{name} {ms:,.0f} ms" for name, ms in r["impact_ms"].items())
+        print(f"  its impact, read through the web application: {reads}")
 
 
 # -- one measurement, in a process of its own (its DATABASE_URL set) -----------------------
@@ -362,6 +366,7 @@ def rescore(label: str, member, count: int, workers: int) -> dict:  # noqa: ANN0
         new_runs.values("assessment").annotate(n=Count("pk")).values_list("n", flat=True)
     )
     rescored = Assessment.objects.filter(latest_run__ruleset__version="2").count()
+    impact = impact_reads(batch.pk, member.user)
     return {
         "database": label,
         "assessments": count,
@@ -371,7 +376,35 @@ def rescore(label: str, member, count: int, workers: int) -> dict:  # noqa: ANN0
         "runs_per_second": count / seconds,
         "failures": failures,
         "each_once": per_assessment == {1} and new_runs.count() == count and rescored == count,
+        "impact_ms": impact,
     }
+
+
+def impact_reads(batch_id: int, user: object) -> dict[str, float]:
+    """The batch's impact as its readers get it, through the web application (median ms of 5
+    after one warm-up): its page, a deep page, the API's whole diff, the CSV."""
+    from statistics import median
+
+    from bench.pages import Site
+
+    site = Site(user)
+    calls = {
+        "page": f"/rescore/batches/{batch_id}/",
+        "deep page": f"/rescore/batches/{batch_id}/?page=100",
+        "API (every change)": f"/api/v1/rescore-batches/{batch_id}/",
+        "CSV": f"/rescore/batches/{batch_id}/changes.csv",
+    }
+    timings = {}
+    for name, path in calls.items():
+        status, _body = site.get(path)
+        assert status == 200, (path, status)
+        samples = []
+        for _ in range(5):
+            started = time.perf_counter()
+            site.get(path)
+            samples.append((time.perf_counter() - started) * 1000)
+        timings[name] = median(samples)
+    return timings
 
 
 if __name__ == "__main__":

@@ -18,14 +18,15 @@ from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.forms import ReassessForm
-from assessments.models import Channel, RenewalReason
+from assessments.models import Assessment, Channel, RenewalReason
 from assessments.reassessment import (
     reassessment_policy_for,
     reassessment_policy_update,
     renewal_start,
 )
-from assessments.selectors import assessment_get
+from assessments.selectors import assessment_get, assessments_changed_at, vendors_changed_at
 from assessments.views.common import capabilities
+from config.pagination import CountedPaginator
 from core.errors import ServiceError
 from core.web import add_errors, add_messages, error_summary
 from outbox.selectors import emails_for_organization
@@ -68,7 +69,18 @@ def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
         if ruleset is not None
         else None
     )
-    page = Paginator(candidates or [], PAGE_SIZE).get_page(request.GET.get("page"))
+    # A page of them, counted from the cache (a new ruleset makes the whole portfolio a
+    # candidate: the page must not read every one). Scoring moves the assessments' version, a
+    # rename the vendors' (the filter searches their names).
+    version = (
+        assessments_changed_at(organization=org.organization),
+        vendors_changed_at(organization=org.organization),
+    )
+    page = CountedPaginator(
+        candidates if candidates is not None else Assessment.objects.none(),
+        PAGE_SIZE,
+        version=version,
+    ).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -98,7 +110,13 @@ def batch(request: HttpRequest, org: OrgContext, batch_id: int) -> HttpResponse:
         response = HttpResponse(status=204)
         response["HX-Refresh"] = "true"
         return response
-    changes = [] if running else selectors.batch_changes(batch=rescore_batch)
+    page, worse = (
+        (Paginator([], PAGE_SIZE).get_page(1), 0)
+        if running
+        else selectors.batch_changes_page(
+            batch=rescore_batch, number=request.GET.get("page"), per_page=PAGE_SIZE
+        )
+    )
     return render(
         request,
         "portfolio/batch.html",
@@ -107,8 +125,8 @@ def batch(request: HttpRequest, org: OrgContext, batch_id: int) -> HttpResponse:
             "batch": rescore_batch,
             "progress": selectors.batch_progress(batch=rescore_batch),
             "poll_interval": POLL_SECONDS if running else None,
-            "page": Paginator(changes, PAGE_SIZE).get_page(request.GET.get("page")),
-            "worse": sum(1 for c in changes if c.tier_change > 0 or c.score_change > 0),
+            "page": page,
+            "worse": worse,
             "failures": [] if running else selectors.batch_failures(batch=rescore_batch),
         },
     )

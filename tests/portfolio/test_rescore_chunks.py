@@ -23,6 +23,7 @@ from assessments.models import (
 from assessments.reassessment import reassessment_policy_for
 from assessments.services.reviews import review_record
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
+from portfolio.selectors import batch_changes, batch_changes_page
 from portfolio.services import rescore_batch_create, rescore_chunk_run
 from tests.personas import member_of
 
@@ -139,3 +140,30 @@ def test_a_chunk_delivered_again_makes_no_second_run(outdated, personas, monkeyp
     for assessment in outdated:
         assert_rescored_once(assessment)
     assert RescoreBatch.objects.get(pk=batch.pk).status == BatchStatus.DONE
+
+
+def test_the_impact_is_ordered_and_paged_by_the_database_without_the_runs_documents(
+    outdated, personas
+):
+    batch, items = batch_of(personas, outdated)
+    assert rescore_chunk_run(batch_id=batch.pk, item_ids=items) == 6
+    batch.refresh_from_db()
+
+    with CaptureQueriesContext(connection) as read:
+        changes = batch_changes(batch=batch)
+    # Who got worse first (more tiers, then more points), then by vendor.
+    assert [c.vendor for c in changes] == [
+        c.vendor for c in sorted(changes, key=lambda c: (-c.tier_change, -c.score_change, c.vendor))
+    ]
+    assert {c.assessment_id for c in changes} == {a.pk for a in outdated}
+    # A run's snapshots and a ruleset's rules stay in the database (a batch of 10,000 read
+    # them all and took half a minute).
+    (query,) = read.captured_queries
+    for document in ("answers_snapshot", "evidence_snapshot", '"sections"', '"content"'):
+        assert document not in query["sql"], document
+
+    first, worse = batch_changes_page(batch=batch, number=1, per_page=4)
+    second, _worse = batch_changes_page(batch=batch, number=2, per_page=4)
+    assert list(first) + list(second) == changes
+    assert first.paginator.count == 6
+    assert worse == sum(1 for c in changes if c.tier_change > 0 or c.score_change > 0)

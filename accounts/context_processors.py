@@ -11,7 +11,10 @@ from accounts.tenancy import org_context_for_request
 
 
 def organization(request: HttpRequest) -> dict[str, object]:
-    if not request.user.is_authenticated:
+    # An error page may be rendered for a request refused before AuthenticationMiddleware ran
+    # (a Host not in ALLOWED_HOSTS): it has no user, and must still render as a 400.
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
         return {}
     return {
         "current_org_context": SimpleLazyObject(lambda: org_context_for_request(request)),

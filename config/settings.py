@@ -238,6 +238,15 @@ VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "AVIA <no-reply@avia.local>")
+# The mail server of the SMTP backend (Django's EMAIL_* settings, read from the environment).
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+# Seconds: a mail server that stops answering must not hold a worker until the task's limit.
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
 # An email the mail server refused is tried again after 1, 2, 4, … times this many seconds,
 # up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.
 OUTBOX_RETRY_SECONDS = env_int("OUTBOX_RETRY_SECONDS", 60)

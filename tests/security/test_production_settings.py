@@ -74,3 +74,37 @@ def test_without_the_https_settings_check_deploy_warns():
     result = manage("check", "--deploy", **env)
     assert "security.W008" in result.stdout + result.stderr
     assert "security.W004" in result.stdout + result.stderr
+
+
+def test_the_mail_server_is_set_from_the_environment():
+    """Invitations, reminders and password resets need a real mail server in production: the
+    README's `EMAIL_*` variables configure it (they were ignored: SMTP went to localhost:25)."""
+    mail_env = {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": "smtp.example.com",
+        "EMAIL_PORT": "587",
+        "EMAIL_HOST_USER": "avia",
+        "EMAIL_HOST_PASSWORD": "s3cret",
+        "EMAIL_USE_TLS": "true",
+        "EMAIL_TIMEOUT": "20",
+    }
+    result = manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; print(s.EMAIL_HOST, s.EMAIL_PORT, "
+        "s.EMAIL_HOST_USER, s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
+        "s.EMAIL_TIMEOUT)",
+        **PRODUCTION_ENV,
+        **mail_env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "smtp.example.com",
+        "587",
+        "avia",
+        "s3cret",
+        "True",
+        "False",
+        "20",
+    ]

@@ -68,16 +68,23 @@ def totp_qr_svg(*, device: TOTPDevice) -> str:
 
 
 @transaction.atomic
-def totp_enrolment_start(*, user: User) -> TOTPDevice:
-    """The user's unconfirmed authenticator (a new secret each time enrolment starts)."""
+def totp_enrolment_start(*, user: User, verified: bool = False) -> TOTPDevice:
+    """The user's unconfirmed authenticator (a new secret each time enrolment starts).
+
+    `verified`: the session passed the second factor. Replacing an authenticator needs it: a
+    new device's code signs the session in as verified, so the password alone must not do."""
+    _refuse_unverified_replacement(user=user, verified=verified)
     TOTPDevice.objects.filter(user=user, confirmed=False).delete()
     return TOTPDevice.objects.create(user=user, name=TOTP_DEVICE_NAME, confirmed=False)
 
 
 @transaction.atomic
-def totp_enrolment_confirm(*, user: User, code: str) -> tuple[TOTPDevice, list[str]]:
+def totp_enrolment_confirm(
+    *, user: User, code: str, verified: bool = False
+) -> tuple[TOTPDevice, list[str]]:
     """Confirm the pending authenticator with a code from it; returns it and new backup codes
-    (shown once). Any earlier authenticator is replaced."""
+    (shown once). Any earlier authenticator is replaced (only in a verified session)."""
+    _refuse_unverified_replacement(user=user, verified=verified)
     device = totp_pending_device(user=user)
     if device is None:
         raise ValidationError({"code": _("Start again: scan the new QR code first.")})
@@ -136,6 +143,11 @@ def organization_require_two_factor(
     organization.require_two_factor = required
     organization.save(update_fields=["require_two_factor"])
     return organization
+
+
+def _refuse_unverified_replacement(*, user: User, verified: bool) -> None:
+    if not verified and two_factor_enrolled(user=user):
+        raise PermissionDenied(_("Verify with your current authenticator first."))
 
 
 def _digits(code: str) -> str:

@@ -9,6 +9,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -62,6 +64,12 @@ def _add_errors(form: forms.Form, error: ValidationError) -> None:
 def two_factor(request: HttpRequest) -> HttpResponse:
     """Status and enrolment: scan the QR code, confirm with a code, get backup codes."""
     user = request.user
+    changes_devices = request.method == "POST" or bool(request.GET.get("replace"))
+    if changes_devices and not user.is_verified() and two_factor_enrolled(user=user):
+        # New backup codes, or a new authenticator (whose code would verify this session):
+        # only after the current second factor, never on the password alone.
+        query = urlencode({"next": reverse("accounts:two_factor")})
+        return redirect(f"{reverse('accounts:two_factor_verify')}?{query}")
     form = CodeForm(request.POST if request.method == "POST" else None)
     backup_codes: list[str] | None = None
     status = 200
@@ -74,7 +82,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 device, backup_codes = totp_enrolment_confirm(
-                    user=user, code=form.cleaned_data["code"]
+                    user=user, code=form.cleaned_data["code"], verified=user.is_verified()
                 )
             except ValidationError as error:
                 _add_errors(form, error)
@@ -87,7 +95,8 @@ def two_factor(request: HttpRequest) -> HttpResponse:
     enrolled = two_factor_enrolled(user=user)
     pending = None
     if request.method == "GET" and (not enrolled or request.GET.get("replace")):
-        pending = totp_enrolment_start(user=user)  # a new secret for each fresh page
+        # A new secret for each fresh page.
+        pending = totp_enrolment_start(user=user, verified=user.is_verified())
     elif status == 400:
         pending = totp_pending_device(user=user)  # the code was wrong: same QR code again
     return render(

@@ -184,3 +184,23 @@ def test_the_requirement_cannot_be_switched_off_by_the_member(required):
     response = client.post("/accounts/two-factor/disable/", {"code": "not-a-code"})
     assert response.status_code == 400
     assert TOTPDevice.objects.filter(user=required.ava, confirmed=True).exists()
+
+
+def test_a_password_only_session_cannot_replace_the_authenticator(required, settings):
+    """Replacing the authenticator (a new secret, then a code from it) signs the session in as
+    verified: with only the password it would bypass the second factor altogether."""
+    device, _codes = enrol(required.ava)
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    page = client.get("/accounts/two-factor/?replace=1")
+    assert page.status_code == 302
+    assert page["Location"].startswith("/accounts/two-factor/verify/")
+    assert not TOTPDevice.objects.filter(user=required.ava, confirmed=False).exists()
+    # Even with an authenticator pending (started in a verified session), its code does not
+    # replace hers.
+    pending = TOTPDevice.objects.create(user=required.ava, name="authenticator", confirmed=False)
+    confirmed = client.post("/accounts/two-factor/", {"code": code_of(pending)})
+    assert confirmed.status_code == 302
+    assert confirmed["Location"].startswith("/accounts/two-factor/verify/")
+    assert TOTPDevice.objects.filter(pk=device.pk, confirmed=True).exists()
+    assert client.get("/vendors/")["Location"].startswith("/accounts/two-factor/verify/")

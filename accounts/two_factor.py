@@ -1,8 +1,9 @@
 """Two-factor sign-in (TOTP apps and one-time backup codes, through django-otp).
 
 A member enrols an authenticator app from a QR code drawn here (segno, no network) and gets ten
-backup codes. An owner can make an organization require two-factor: its members then reach no
-organization page and no API session until they have verified a device in this session.
+backup codes; from then on their password alone opens nothing. An owner can make an
+organization require two-factor: its members then reach no organization page and no API
+session until they have verified a device in this session (or enrolled one).
 Personal API tokens are not affected (they are separate credentials, revocable by the owner).
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Callable
 import segno
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -38,6 +40,21 @@ BACKUP_DEVICE_NAME = "backup"
 def two_factor_required(*, user: User) -> bool:
     """Whether any organization the user belongs to requires two-factor sign-in."""
     return Membership.objects.filter(user=user, organization__require_two_factor=True).exists()
+
+
+def two_factor_needed(*, user: User) -> bool:
+    """Whether the user's session must pass a second factor: they have a device, or an
+    organization they belong to requires one. One query (asked on every unverified request)."""
+    devices = [
+        model.objects.filter(user=OuterRef("pk"), confirmed=True)
+        for model in (TOTPDevice, StaticDevice)
+    ]
+    required = Membership.objects.filter(user=OuterRef("pk"), organization__require_two_factor=True)
+    return (
+        User.objects.filter(pk=user.pk)
+        .filter(Exists(devices[0]) | Exists(devices[1]) | Exists(required))
+        .exists()
+    )
 
 
 def two_factor_enrolled(*, user: User) -> bool:
@@ -171,8 +188,9 @@ _OPEN_PREFIXES = ("/v/", "/static/")
 
 
 class TwoFactorRequiredMiddleware:
-    """Sends a signed-in member of an organization that requires two-factor to verification
-    (or enrolment) before anything else; API calls in such a session get 403."""
+    """Sends a signed-in user who has a device, or belongs to an organization that requires
+    two-factor, to verification (or enrolment) before anything else; API calls in such a
+    session get 403."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -189,10 +207,14 @@ class TwoFactorRequiredMiddleware:
         match = request.resolver_match
         if match is not None and match.view_name in _OPEN_URL_NAMES:
             return None
-        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_required(user=user):
+        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(user=user):
             return None
         if request.path.startswith("/api/"):
-            message = _("Your organization requires two-factor sign-in: verify in the web app.")
+            message = (
+                _("Your organization requires two-factor sign-in: verify in the web app.")
+                if two_factor_required(user=user)
+                else _("Your account uses two-factor sign-in: verify in the web app.")
+            )
             return JsonResponse({"errors": {"two_factor": [message]}}, status=403)
         page = "accounts:two_factor_verify" if user_has_device(user) else "accounts:two_factor"
         return redirect(f"{reverse(page)}?{urlencode({'next': request.get_full_path()})}")

@@ -204,3 +204,26 @@ def test_a_password_only_session_cannot_replace_the_authenticator(required, sett
     assert confirmed["Location"].startswith("/accounts/two-factor/verify/")
     assert TOTPDevice.objects.filter(pk=device.pk, confirmed=True).exists()
     assert client.get("/vendors/")["Location"].startswith("/accounts/two-factor/verify/")
+
+
+def test_a_member_who_set_up_two_factor_is_asked_for_a_code_without_any_policy(personas):
+    """ "Two-factor sign-in is on: after your password, AVIA asks for a code": no organization
+    of hers requires it, yet her password alone must not open her pages or the API."""
+    device, _codes = enrol(personas.ava)
+    assert personas.acme.require_two_factor is False
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    response = client.get("/vendors/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/two-factor/verify/?next=")
+    api = client.get("/api/v1/vendors/")
+    assert api.status_code == 403 and "two_factor" in api.json()["errors"]
+    verified = client.post(
+        "/accounts/two-factor/verify/", {"code": code_of(device, step=1), "next": "/vendors/"}
+    )
+    assert verified.status_code == 302 and verified["Location"] == "/vendors/"
+    assert client.get("/vendors/").status_code == 200
+    # A colleague without a device is not affected.
+    other = Client()
+    assert sign_in(other, "vic@acme.test", PASSWORD).status_code == 302
+    assert other.get("/vendors/").status_code == 200

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -16,6 +17,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_otp import login as otp_login
+from django_otp.models import Device
 
 from accounts.tenancy import org_context_for
 from accounts.two_factor import (
@@ -54,6 +56,14 @@ def _next_url(request: HttpRequest) -> str:
     return candidate if is_safe_next(request, candidate) else ""
 
 
+def _verified_session(request: HttpRequest, device: Device) -> None:
+    """Mark the session verified by `device`, under a new session key and CSRF token (as
+    Django's own sign-in does): a key seen while only the password was given stays unverified."""
+    request.session.cycle_key()
+    rotate_token(request)
+    otp_login(request, device)
+
+
 def _add_errors(form: forms.Form, error: ValidationError) -> None:
     for field, messages_ in error.message_dict.items():
         form.add_error(field if field in form.fields else None, messages_)
@@ -87,7 +97,7 @@ def two_factor(request: HttpRequest) -> HttpResponse:
             except ValidationError as error:
                 _add_errors(form, error)
             else:
-                otp_login(request, device)
+                _verified_session(request, device)
                 messages.success(request, _("Two-factor sign-in is set up."))
                 form = CodeForm()
         if backup_codes is None:
@@ -127,7 +137,7 @@ def two_factor_verify_view(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             _add_errors(form, error)
         else:
-            otp_login(request, device)
+            _verified_session(request, device)
             return redirect(_next_url(request) or "/")
     status = 400 if request.method == "POST" else 200
     return render(

@@ -227,3 +227,26 @@ def test_a_member_who_set_up_two_factor_is_asked_for_a_code_without_any_policy(p
     other = Client()
     assert sign_in(other, "vic@acme.test", PASSWORD).status_code == 302
     assert other.get("/vendors/").status_code == 200
+
+
+def test_passing_the_second_factor_gives_the_session_a_new_key(required):
+    """A session key seen while only the password was given (a shared screen, a log) must not
+    become a verified session: verifying, and confirming a first authenticator, cycle it."""
+    device, _codes = enrol(required.ava)
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    password_only = client.cookies["sessionid"].value
+    verified = client.post("/accounts/two-factor/verify/", {"code": code_of(device, step=1)})
+    assert verified.status_code == 302
+    assert client.cookies["sessionid"].value != password_only
+    assert Client(HTTP_COOKIE=f"sessionid={password_only}").get("/vendors/").status_code == 302
+    assert client.get("/vendors/").status_code == 200
+
+    newcomer = Client()
+    assert sign_in(newcomer, "vic@acme.test", PASSWORD).status_code == 302
+    before = newcomer.cookies["sessionid"].value
+    assert newcomer.get("/accounts/two-factor/").status_code == 200
+    pending = TOTPDevice.objects.get(user=required.vic, confirmed=False)
+    assert newcomer.post("/accounts/two-factor/", {"code": code_of(pending)}).status_code == 200
+    assert newcomer.cookies["sessionid"].value != before
+    assert newcomer.get("/vendors/").status_code == 200

@@ -21,6 +21,7 @@ from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
 from .models import Membership, User
+from .roles import Role
 
 
 def password_link(user: User, view_name: str) -> str:
@@ -42,7 +43,8 @@ def member_invitation_send(*, membership: Membership, actor: User) -> None:
         context={
             "membership": membership,
             "organization": membership.organization,
-            "role": membership.get_role_display(),
+            # Lazy: read in the recipient's language when the email is rendered, not the inviter's.
+            "role": Role(membership.role).label,
             "inviter": actor,
             "url": site_url("accounts:login")
             if has_password

@@ -54,6 +54,16 @@ def test_a_new_member_is_invited_and_sets_a_password_through_the_link(
     assert not client.get(path, follow=True).context["validlink"]  # the link worked once
 
 
+def test_the_invitation_names_the_role_in_the_new_members_language(
+    owner_client, personas, django_capture_on_commit_callbacks
+):
+    """The owner works in English; the member reads Chinese, the role's name included."""
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(owner_client, personas, "nina@acme.test", language="zh-hant", role="assessor")
+    (email,) = mail.outbox
+    assert "評估人" in email.body and "Assessor" not in email.body
+
+
 def test_an_existing_user_is_told_to_sign_in(
     owner_client, personas, django_capture_on_commit_callbacks
 ):

@@ -104,6 +104,8 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
             last_error=f"{type(exc).__name__}: {exc}"[:2000],
             next_attempt_at=None if gave_up else now + delay,
             claimed_at=None,
+            # Nothing sends a failed email again: a private link in it is not kept either.
+            **({"body": ""} if gave_up and email.body_is_secret else {}),
         )
         logger.warning(
             "email %s (%s) not sent, attempt %s: %s", email_id, email.kind, attempts, exc

@@ -129,3 +129,18 @@ def test_the_outbox_of_an_organization_holds_only_its_own_emails(personas):
     enqueue(personas, key="acme")
     enqueue(personas, key="other", organization=personas.other)
     assert [e.event_key for e in emails_for_organization(organization=personas.acme)] == ["acme"]
+
+
+def test_a_secret_body_is_forgotten_once_the_outbox_gives_up(personas, settings):
+    """Nothing sends a failed email again: a private link in it must not stay in the database."""
+    settings.EMAIL_BACKEND = REFUSING
+    settings.OUTBOX_MAX_ATTEMPTS = 1
+    secret = enqueue(personas, key="a")
+    plain = enqueue(personas, key="b", secret=False)
+    now = timezone.now() + dt.timedelta(minutes=2)
+    assert email_deliver(email_id=secret.pk, now=now) == EmailStatus.FAILED
+    assert email_deliver(email_id=plain.pk, now=now) == EmailStatus.FAILED
+    secret.refresh_from_db()
+    plain.refresh_from_db()
+    assert secret.body == "" and secret.last_error
+    assert "secret-token" in plain.body

@@ -237,6 +237,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Seconds the mail server may take (SMTP); under the outbox's claim (5 minutes), so a hung
+# server cannot keep an email claimed while another sender takes it over.
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 60)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "AVIA <no-reply@avia.local>")
 # An email the mail server refused is tried again after 1, 2, 4, … times this many seconds,
 # up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.

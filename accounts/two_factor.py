@@ -181,6 +181,7 @@ _OPEN_URL_NAMES = {
     "accounts:two_factor",
     "accounts:two_factor_verify",
     "set_language",
+    "accounts:set_language",  # the header's switch
     "assessments:set_language",
     "healthz",
 }

@@ -250,3 +250,14 @@ def test_passing_the_second_factor_gives_the_session_a_new_key(required):
     assert newcomer.post("/accounts/two-factor/", {"code": code_of(pending)}).status_code == 200
     assert newcomer.cookies["sessionid"].value != before
     assert newcomer.get("/vendors/").status_code == 200
+
+
+def test_the_language_switch_works_before_the_second_factor(required):
+    """The header's switch on the enrolment and verification pages (the gate's own pages)."""
+    client = Client()
+    client.force_login(required.ava)
+    response = client.post(
+        "/accounts/language/", {"language": "zh-hant", "next": "/accounts/two-factor/"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/accounts/two-factor/"
+    assert client.cookies["django_language"].value == "zh-hant"

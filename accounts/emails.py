@@ -12,6 +12,8 @@ password; a member who already has one is told to sign in.
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,6 +74,13 @@ def password_reset_request(*, email: str, request_id: str) -> int:
     return form.written
 
 
+def _same_address(first: str, second: str) -> bool:
+    def folded(text: str) -> str:
+        return unicodedata.normalize("NFKC", text).casefold()
+
+    return folded(first) == folded(second)
+
+
 class OutboxPasswordResetForm(PasswordResetForm):
     """Django's password reset, its email sent through the outbox in the user's language.
 
@@ -81,6 +90,17 @@ class OutboxPasswordResetForm(PasswordResetForm):
         super().__init__(*args, **kwargs)
         self.request_id = request_id
         self.written = 0
+
+    def get_users(self, email: str) -> Iterator[User]:
+        """Django's accounts (active, with a password) and members invited who never chose one:
+        AVIA signs in by password only, and this is how an expired invitation is renewed (adding
+        the member again is refused: they are one already)."""
+        for user in User.objects.filter(email__iexact=email, is_active=True):
+            # Django's own check that the database's case-insensitive match is not a lookalike.
+            if _same_address(email, user.email) and (
+                user.has_usable_password() or user.memberships.exists()
+            ):
+                yield user
 
     def send_mail(  # type: ignore[override]
         self,

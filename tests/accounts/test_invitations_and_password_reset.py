@@ -7,6 +7,7 @@ import re
 import pytest
 from django.core import mail
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -155,6 +156,20 @@ def test_with_the_broker_down_the_reset_is_written_at_once(
     assert response["Location"] == reverse("accounts:password_reset_done")
     (email,) = mail.outbox
     assert email.to == ["vic@acme.test"] and "/accounts/password-reset/" in email.body
+
+
+def test_a_member_whose_invitation_expired_gets_a_new_link_from_password_reset(
+    owner_client, personas, settings, django_capture_on_commit_callbacks
+):
+    """Re-inviting says "already a member": the reset page is the way to a new one-time link."""
+    invite(owner_client, personas, "nina@acme.test")
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with django_capture_on_commit_callbacks(execute=True):
+        Client().post(reverse("accounts:password_reset"), {"email": "nina@acme.test"})
+    (email,) = mail.outbox
+    assert email.to == ["nina@acme.test"]
+    path = LINK.search(email.body).group(1)
+    assert Client().get(path, follow=True).context["validlink"]
 
 
 def test_the_reset_pages_read_in_traditional_chinese(client, personas):

@@ -1,8 +1,9 @@
 """Two-factor sign-in (TOTP apps and one-time backup codes, through django-otp).
 
 A member enrols an authenticator app from a QR code drawn here (segno, no network) and gets ten
-backup codes. An owner can make an organization require two-factor: its members then reach no
-organization page and no API session until they have verified a device in this session.
+backup codes; from then on their password alone opens nothing. An owner can make an
+organization require two-factor: its members then reach no organization page and no API
+session until they have verified a device in this session (or enrolled one).
 Personal API tokens are not affected (they are separate credentials, revocable by the owner).
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Callable
 import segno
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -38,6 +40,21 @@ BACKUP_DEVICE_NAME = "backup"
 def two_factor_required(*, user: User) -> bool:
     """Whether any organization the user belongs to requires two-factor sign-in."""
     return Membership.objects.filter(user=user, organization__require_two_factor=True).exists()
+
+
+def two_factor_needed(*, user: User) -> bool:
+    """Whether the user's session must pass a second factor: they have a device, or an
+    organization they belong to requires one. One query (asked on every unverified request)."""
+    devices = [
+        model.objects.filter(user=OuterRef("pk"), confirmed=True)
+        for model in (TOTPDevice, StaticDevice)
+    ]
+    required = Membership.objects.filter(user=OuterRef("pk"), organization__require_two_factor=True)
+    return (
+        User.objects.filter(pk=user.pk)
+        .filter(Exists(devices[0]) | Exists(devices[1]) | Exists(required))
+        .exists()
+    )
 
 
 def two_factor_enrolled(*, user: User) -> bool:
@@ -68,16 +85,23 @@ def totp_qr_svg(*, device: TOTPDevice) -> str:
 
 
 @transaction.atomic
-def totp_enrolment_start(*, user: User) -> TOTPDevice:
-    """The user's unconfirmed authenticator (a new secret each time enrolment starts)."""
+def totp_enrolment_start(*, user: User, verified: bool = False) -> TOTPDevice:
+    """The user's unconfirmed authenticator (a new secret each time enrolment starts).
+
+    `verified`: the session passed the second factor. Replacing an authenticator needs it: a
+    new device's code signs the session in as verified, so the password alone must not do."""
+    _refuse_unverified_replacement(user=user, verified=verified)
     TOTPDevice.objects.filter(user=user, confirmed=False).delete()
     return TOTPDevice.objects.create(user=user, name=TOTP_DEVICE_NAME, confirmed=False)
 
 
 @transaction.atomic
-def totp_enrolment_confirm(*, user: User, code: str) -> tuple[TOTPDevice, list[str]]:
+def totp_enrolment_confirm(
+    *, user: User, code: str, verified: bool = False
+) -> tuple[TOTPDevice, list[str]]:
     """Confirm the pending authenticator with a code from it; returns it and new backup codes
-    (shown once). Any earlier authenticator is replaced."""
+    (shown once). Any earlier authenticator is replaced (only in a verified session)."""
+    _refuse_unverified_replacement(user=user, verified=verified)
     device = totp_pending_device(user=user)
     if device is None:
         raise ValidationError({"code": _("Start again: scan the new QR code first.")})
@@ -138,6 +162,11 @@ def organization_require_two_factor(
     return organization
 
 
+def _refuse_unverified_replacement(*, user: User, verified: bool) -> None:
+    if not verified and two_factor_enrolled(user=user):
+        raise PermissionDenied(_("Verify with your current authenticator first."))
+
+
 def _digits(code: str) -> str:
     return "".join(character for character in code if character.isdigit())[:8]
 
@@ -152,6 +181,7 @@ _OPEN_URL_NAMES = {
     "accounts:two_factor",
     "accounts:two_factor_verify",
     "set_language",
+    "accounts:set_language",  # the header's switch
     "assessments:set_language",
     "healthz",
 }
@@ -159,8 +189,9 @@ _OPEN_PREFIXES = ("/v/", "/static/")
 
 
 class TwoFactorRequiredMiddleware:
-    """Sends a signed-in member of an organization that requires two-factor to verification
-    (or enrolment) before anything else; API calls in such a session get 403."""
+    """Sends a signed-in user who has a device, or belongs to an organization that requires
+    two-factor, to verification (or enrolment) before anything else; API calls in such a
+    session get 403."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -177,10 +208,14 @@ class TwoFactorRequiredMiddleware:
         match = request.resolver_match
         if match is not None and match.view_name in _OPEN_URL_NAMES:
             return None
-        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_required(user=user):
+        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(user=user):
             return None
         if request.path.startswith("/api/"):
-            message = _("Your organization requires two-factor sign-in: verify in the web app.")
+            message = (
+                _("Your organization requires two-factor sign-in: verify in the web app.")
+                if two_factor_required(user=user)
+                else _("Your account uses two-factor sign-in: verify in the web app.")
+            )
             return JsonResponse({"errors": {"two_factor": [message]}}, status=403)
         page = "accounts:two_factor_verify" if user_has_device(user) else "accounts:two_factor"
         return redirect(f"{reverse(page)}?{urlencode({'next': request.get_full_path()})}")

@@ -8,12 +8,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_otp import login as otp_login
+from django_otp.models import Device
 
 from accounts.tenancy import org_context_for
 from accounts.two_factor import (
@@ -52,6 +56,14 @@ def _next_url(request: HttpRequest) -> str:
     return candidate if is_safe_next(request, candidate) else ""
 
 
+def _verified_session(request: HttpRequest, device: Device) -> None:
+    """Mark the session verified by `device`, under a new session key and CSRF token (as
+    Django's own sign-in does): a key seen while only the password was given stays unverified."""
+    request.session.cycle_key()
+    rotate_token(request)
+    otp_login(request, device)
+
+
 def _add_errors(form: forms.Form, error: ValidationError) -> None:
     for field, messages_ in error.message_dict.items():
         form.add_error(field if field in form.fields else None, messages_)
@@ -62,6 +74,12 @@ def _add_errors(form: forms.Form, error: ValidationError) -> None:
 def two_factor(request: HttpRequest) -> HttpResponse:
     """Status and enrolment: scan the QR code, confirm with a code, get backup codes."""
     user = request.user
+    changes_devices = request.method == "POST" or bool(request.GET.get("replace"))
+    if changes_devices and not user.is_verified() and two_factor_enrolled(user=user):
+        # New backup codes, or a new authenticator (whose code would verify this session):
+        # only after the current second factor, never on the password alone.
+        query = urlencode({"next": reverse("accounts:two_factor")})
+        return redirect(f"{reverse('accounts:two_factor_verify')}?{query}")
     form = CodeForm(request.POST if request.method == "POST" else None)
     backup_codes: list[str] | None = None
     status = 200
@@ -74,12 +92,12 @@ def two_factor(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 device, backup_codes = totp_enrolment_confirm(
-                    user=user, code=form.cleaned_data["code"]
+                    user=user, code=form.cleaned_data["code"], verified=user.is_verified()
                 )
             except ValidationError as error:
                 _add_errors(form, error)
             else:
-                otp_login(request, device)
+                _verified_session(request, device)
                 messages.success(request, _("Two-factor sign-in is set up."))
                 form = CodeForm()
         if backup_codes is None:
@@ -87,7 +105,8 @@ def two_factor(request: HttpRequest) -> HttpResponse:
     enrolled = two_factor_enrolled(user=user)
     pending = None
     if request.method == "GET" and (not enrolled or request.GET.get("replace")):
-        pending = totp_enrolment_start(user=user)  # a new secret for each fresh page
+        # A new secret for each fresh page.
+        pending = totp_enrolment_start(user=user, verified=user.is_verified())
     elif status == 400:
         pending = totp_pending_device(user=user)  # the code was wrong: same QR code again
     return render(
@@ -118,7 +137,7 @@ def two_factor_verify_view(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             _add_errors(form, error)
         else:
-            otp_login(request, device)
+            _verified_session(request, device)
             return redirect(_next_url(request) or "/")
     status = 400 if request.method == "POST" else 200
     return render(

@@ -4,12 +4,21 @@ Every organization page goes through `member_page` (404 for non-members, 403 wit
 capability), then fetches objects only within the organization it resolved.
 """
 
+import uuid
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.forms import Form
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    QueryDict,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -17,7 +26,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
-from accounts.emails import OutboxPasswordResetForm
+from accounts.emails import OutboxPasswordResetForm, password_reset_request
 from accounts.forms import (
     ApiTokenCreateForm,
     BrandingForm,
@@ -43,6 +52,7 @@ from accounts.services import (
     organization_update_branding,
     user_preferred_language_set,
 )
+from accounts.tasks import send_password_reset
 from accounts.tenancy import (
     OrgContext,
     org_context_for,
@@ -50,6 +60,7 @@ from accounts.tenancy import (
     switch_organization,
 )
 from core.errors import ServiceError
+from core.queueing import publish
 from core.web import add_errors, confirm_page
 
 from .decorators import member_page
@@ -72,11 +83,21 @@ class LoginView(auth_views.LoginView):
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    """Django's own password reset; the email goes through the outbox, in the user's language."""
+    """Django's own password reset; the email goes through the outbox, in the user's language.
+
+    The page only checks the address's shape and hands it to a worker, which finds the account
+    and writes the email: known and unknown addresses get the same answer in the same time."""
 
     template_name = "accounts/password_reset.html"
     form_class = OutboxPasswordResetForm
     success_url = reverse_lazy("accounts:password_reset_done")
+
+    def form_valid(self, form: OutboxPasswordResetForm) -> HttpResponse:  # type: ignore[override]
+        email, request_id = form.cleaned_data["email"], uuid.uuid4().hex
+        if not publish(send_password_reset, email, request_id):
+            # The broker is down: do it here rather than lose the request.
+            password_reset_request(email=email, request_id=request_id)
+        return HttpResponseRedirect(self.get_success_url())
 
 
 class PasswordResetDoneView(auth_views.PasswordResetDoneView):

@@ -245,7 +245,9 @@ EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
-# Seconds: a mail server that stops answering must not hold a worker until the task's limit.
+# Seconds the mail server may take per email: one that stops answering must not hold a worker
+# until the task's limit, nor keep an email claimed past the outbox's claim (5 minutes) while
+# another sender takes it over.
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
 # An email the mail server refused is tried again after 1, 2, 4, … times this many seconds,
 # up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.

@@ -51,7 +51,7 @@ class OutboundEmail(models.Model):
     subject = models.CharField(max_length=300)
     body = models.TextField()
     # The body holds a secret (a private link's token, a password-reset link): it is emptied
-    # once sent, so the database keeps only the token's hash, as everywhere else.
+    # once sent (or given up), so the database keeps only the token's hash, as everywhere else.
     body_is_secret = models.BooleanField(default=False)
     status = models.CharField(
         max_length=10, choices=EmailStatus.choices, default=EmailStatus.PENDING

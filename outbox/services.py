@@ -85,6 +85,10 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
     if not claimed:
         return None
     email = OutboundEmail.objects.get(pk=email_id)
+    # The row while this claim holds: a send slower than CLAIM_TIMEOUT (EMAIL_TIMEOUT keeps it
+    # shorter) may have been taken over and sent by another process. A failure here must not
+    # put that row back in the queue.
+    ours = OutboundEmail.objects.filter(pk=email_id, claimed_at=now)
     attempts = email.attempts + 1
     try:
         send_mail(
@@ -98,17 +102,20 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
         gave_up = attempts >= settings.OUTBOX_MAX_ATTEMPTS
         delay = dt.timedelta(seconds=settings.OUTBOX_RETRY_SECONDS * 2 ** (attempts - 1))
         status = EmailStatus.FAILED if gave_up else EmailStatus.PENDING
-        OutboundEmail.objects.filter(pk=email_id).update(
+        ours.update(
             status=status,
             attempts=attempts,
             last_error=f"{type(exc).__name__}: {exc}"[:2000],
             next_attempt_at=None if gave_up else now + delay,
             claimed_at=None,
+            # Nothing sends a failed email again: a private link in it is not kept either.
+            **({"body": ""} if gave_up and email.body_is_secret else {}),
         )
         logger.warning(
             "email %s (%s) not sent, attempt %s: %s", email_id, email.kind, attempts, exc
         )
         return status
+    # It left: that stands whoever holds the row now.
     OutboundEmail.objects.filter(pk=email_id).update(
         status=EmailStatus.SENT,
         attempts=attempts,

@@ -6,6 +6,9 @@ import re
 
 import pytest
 from django.core import mail
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
@@ -54,6 +57,16 @@ def test_a_new_member_is_invited_and_sets_a_password_through_the_link(
     assert not client.get(path, follow=True).context["validlink"]  # the link worked once
 
 
+def test_the_invitation_names_the_role_in_the_new_members_language(
+    owner_client, personas, django_capture_on_commit_callbacks
+):
+    """The owner works in English; the member reads Chinese, the role's name included."""
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(owner_client, personas, "nina@acme.test", language="zh-hant", role="assessor")
+    (email,) = mail.outbox
+    assert "評估人" in email.body and "Assessor" not in email.body
+
+
 def test_an_existing_user_is_told_to_sign_in(
     owner_client, personas, django_capture_on_commit_callbacks
 ):
@@ -64,8 +77,9 @@ def test_an_existing_user_is_told_to_sign_in(
 
 
 def test_a_password_reset_emails_a_one_time_link(
-    client, personas, django_capture_on_commit_callbacks
+    client, personas, settings, django_capture_on_commit_callbacks
 ):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the worker's part, here
     page = client.get(reverse("accounts:password_reset"))
     assert page.status_code == 200 and b'class="site-header"' in page.content  # the site layout
     with django_capture_on_commit_callbacks(execute=True):
@@ -87,6 +101,75 @@ def test_an_unknown_address_gets_the_same_answer_and_no_email(client, personas):
     response = client.post(reverse("accounts:password_reset"), {"email": "nobody@acme.test"})
     assert response["Location"] == reverse("accounts:password_reset_done")
     assert not OutboundEmail.objects.filter(kind=EmailKind.PASSWORD_RESET).exists()
+
+
+def test_a_reset_request_does_the_same_work_for_known_and_unknown_addresses(
+    client, personas, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Finding the account, writing and sending its email happen in a worker: the answer's
+    timing cannot tell a member's address from an unknown one (no mail server is contacted,
+    no extra query made, while the visitor waits)."""
+    from accounts.tasks import send_password_reset
+
+    queued = []
+    monkeypatch.setattr(
+        send_password_reset, "apply_async", lambda args, **_options: queued.append(args)
+    )
+
+    def ask(address):
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            response = client.post(reverse("accounts:password_reset"), {"email": address})
+        return response.status_code, response["Location"], len(queries)
+
+    assert ask("vic@acme.test") == ask("nobody@acme.test")
+    assert not mail.outbox
+    assert not OutboundEmail.objects.filter(kind=EmailKind.PASSWORD_RESET).exists()
+    assert [args[0] for args in queued] == ["vic@acme.test", "nobody@acme.test"]
+
+
+def test_a_reset_task_delivered_twice_writes_one_email(personas, settings):
+    from accounts.tasks import send_password_reset
+
+    for _delivery in range(2):
+        send_password_reset.apply(args=("VIC@acme.test", "request-1"))
+    assert OutboundEmail.objects.filter(kind=EmailKind.PASSWORD_RESET).count() == 1
+    send_password_reset.apply(args=("nobody@acme.test", "request-2"))
+    assert OutboundEmail.objects.filter(kind=EmailKind.PASSWORD_RESET).count() == 1
+
+
+def test_with_the_broker_down_the_reset_is_written_at_once(
+    client, personas, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from accounts.tasks import send_password_reset
+
+    def broker_down(*_args, **_options):
+        raise OperationalError("Connection refused")
+
+    monkeypatch.setattr(send_password_reset, "apply_async", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("accounts:password_reset"), {"email": "vic@acme.test"})
+    assert response["Location"] == reverse("accounts:password_reset_done")
+    (email,) = mail.outbox
+    assert email.to == ["vic@acme.test"] and "/accounts/password-reset/" in email.body
+
+
+def test_a_member_whose_invitation_expired_gets_a_new_link_from_password_reset(
+    owner_client, personas, settings, django_capture_on_commit_callbacks
+):
+    """Re-inviting says "already a member": the reset page is the way to a new one-time link."""
+    invite(owner_client, personas, "nina@acme.test")
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with django_capture_on_commit_callbacks(execute=True):
+        Client().post(reverse("accounts:password_reset"), {"email": "nina@acme.test"})
+    (email,) = mail.outbox
+    assert email.to == ["nina@acme.test"]
+    path = LINK.search(email.body).group(1)
+    assert Client().get(path, follow=True).context["validlink"]
 
 
 def test_the_reset_pages_read_in_traditional_chinese(client, personas):

@@ -129,3 +129,52 @@ def test_the_outbox_of_an_organization_holds_only_its_own_emails(personas):
     enqueue(personas, key="acme")
     enqueue(personas, key="other", organization=personas.other)
     assert [e.event_key for e in emails_for_organization(organization=personas.acme)] == ["acme"]
+
+
+def test_a_secret_body_is_forgotten_once_the_outbox_gives_up(personas, settings):
+    """Nothing sends a failed email again: a private link in it must not stay in the database."""
+    settings.EMAIL_BACKEND = REFUSING
+    settings.OUTBOX_MAX_ATTEMPTS = 1
+    secret = enqueue(personas, key="a")
+    plain = enqueue(personas, key="b", secret=False)
+    now = timezone.now() + dt.timedelta(minutes=2)
+    assert email_deliver(email_id=secret.pk, now=now) == EmailStatus.FAILED
+    assert email_deliver(email_id=plain.pk, now=now) == EmailStatus.FAILED
+    secret.refresh_from_db()
+    plain.refresh_from_db()
+    assert secret.body == "" and secret.last_error
+    assert "secret-token" in plain.body
+
+
+def test_a_sender_whose_claim_lapsed_does_not_undo_the_one_that_sent(personas, monkeypatch):
+    """A send slower than the claim: another sender took the row over and sent it. The slow one
+    then fails; the row stays sent (not queued for a second copy)."""
+    email = enqueue(personas)
+    start = timezone.now() + dt.timedelta(minutes=2)
+
+    from outbox import services
+
+    real_send_mail = services.send_mail
+    taken_over = []
+
+    def slow_then_refused(*args, **kwargs):
+        if taken_over:  # the other sender's attempt: the mail server takes it
+            return real_send_mail(*args, **kwargs)
+        taken_over.append(True)
+        takeover = start + dt.timedelta(minutes=10)
+        assert email_deliver(email_id=email.pk, now=takeover) == EmailStatus.SENT
+        raise OSError("timed out")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services, "send_mail", slow_then_refused)
+        email_deliver(email_id=email.pk, now=start)
+    assert taken_over
+    email.refresh_from_db()
+    assert (email.status, email.next_attempt_at, email.body) == (EmailStatus.SENT, None, "")
+    assert len(mail.outbox) == 1
+
+
+def test_the_mail_server_is_given_a_time_limit_shorter_than_a_claim(settings):
+    from outbox.services import CLAIM_TIMEOUT
+
+    assert 0 < settings.EMAIL_TIMEOUT < CLAIM_TIMEOUT.total_seconds()

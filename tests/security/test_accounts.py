@@ -184,3 +184,80 @@ def test_the_requirement_cannot_be_switched_off_by_the_member(required):
     response = client.post("/accounts/two-factor/disable/", {"code": "not-a-code"})
     assert response.status_code == 400
     assert TOTPDevice.objects.filter(user=required.ava, confirmed=True).exists()
+
+
+def test_a_password_only_session_cannot_replace_the_authenticator(required, settings):
+    """Replacing the authenticator (a new secret, then a code from it) signs the session in as
+    verified: with only the password it would bypass the second factor altogether."""
+    device, _codes = enrol(required.ava)
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    page = client.get("/accounts/two-factor/?replace=1")
+    assert page.status_code == 302
+    assert page["Location"].startswith("/accounts/two-factor/verify/")
+    assert not TOTPDevice.objects.filter(user=required.ava, confirmed=False).exists()
+    # Even with an authenticator pending (started in a verified session), its code does not
+    # replace hers.
+    pending = TOTPDevice.objects.create(user=required.ava, name="authenticator", confirmed=False)
+    confirmed = client.post("/accounts/two-factor/", {"code": code_of(pending)})
+    assert confirmed.status_code == 302
+    assert confirmed["Location"].startswith("/accounts/two-factor/verify/")
+    assert TOTPDevice.objects.filter(pk=device.pk, confirmed=True).exists()
+    assert client.get("/vendors/")["Location"].startswith("/accounts/two-factor/verify/")
+
+
+def test_a_member_who_set_up_two_factor_is_asked_for_a_code_without_any_policy(personas):
+    """ "Two-factor sign-in is on: after your password, AVIA asks for a code": no organization
+    of hers requires it, yet her password alone must not open her pages or the API."""
+    device, _codes = enrol(personas.ava)
+    assert personas.acme.require_two_factor is False
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    response = client.get("/vendors/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/two-factor/verify/?next=")
+    api = client.get("/api/v1/vendors/")
+    assert api.status_code == 403 and "two_factor" in api.json()["errors"]
+    verified = client.post(
+        "/accounts/two-factor/verify/", {"code": code_of(device, step=1), "next": "/vendors/"}
+    )
+    assert verified.status_code == 302 and verified["Location"] == "/vendors/"
+    assert client.get("/vendors/").status_code == 200
+    # A colleague without a device is not affected.
+    other = Client()
+    assert sign_in(other, "vic@acme.test", PASSWORD).status_code == 302
+    assert other.get("/vendors/").status_code == 200
+
+
+def test_passing_the_second_factor_gives_the_session_a_new_key(required):
+    """A session key seen while only the password was given (a shared screen, a log) must not
+    become a verified session: verifying, and confirming a first authenticator, cycle it."""
+    device, _codes = enrol(required.ava)
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    password_only = client.cookies["sessionid"].value
+    verified = client.post("/accounts/two-factor/verify/", {"code": code_of(device, step=1)})
+    assert verified.status_code == 302
+    assert client.cookies["sessionid"].value != password_only
+    assert Client(HTTP_COOKIE=f"sessionid={password_only}").get("/vendors/").status_code == 302
+    assert client.get("/vendors/").status_code == 200
+
+    newcomer = Client()
+    assert sign_in(newcomer, "vic@acme.test", PASSWORD).status_code == 302
+    before = newcomer.cookies["sessionid"].value
+    assert newcomer.get("/accounts/two-factor/").status_code == 200
+    pending = TOTPDevice.objects.get(user=required.vic, confirmed=False)
+    assert newcomer.post("/accounts/two-factor/", {"code": code_of(pending)}).status_code == 200
+    assert newcomer.cookies["sessionid"].value != before
+    assert newcomer.get("/vendors/").status_code == 200
+
+
+def test_the_language_switch_works_before_the_second_factor(required):
+    """The header's switch on the enrolment and verification pages (the gate's own pages)."""
+    client = Client()
+    client.force_login(required.ava)
+    response = client.post(
+        "/accounts/language/", {"language": "zh-hant", "next": "/accounts/two-factor/"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/accounts/two-factor/"
+    assert client.cookies["django_language"].value == "zh-hant"

@@ -36,7 +36,7 @@ from assessments.services.answers import (
     require_answers_open,
 )
 from core.errors import ServiceError
-from core.text import readable_name
+from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
 
@@ -263,9 +263,13 @@ def _checked_form(
 
 
 def _changed(question: Question, row: FilledRow, saved: Any, saved_comment: str) -> bool:
-    """Whether a locked question's cells say something other than what is saved."""
+    """Whether a locked question's cells say something other than what is saved (line breaks
+    aside: a cell gives back LF where an older answer may hold CR LF)."""
     try:
-        if comment_value(row.comment).strip() != (saved_comment or "").strip():
+        if (
+            one_line_break(comment_value(row.comment)).strip()
+            != one_line_break(saved_comment or "").strip()
+        ):
             return True
         if question.type == "file":
             return False
@@ -274,6 +278,8 @@ def _changed(question: Question, row: FilledRow, saved: Any, saved_comment: str)
         return True
     if isinstance(typed, list) and isinstance(saved, list):
         return sorted(typed) != sorted(saved)
+    if isinstance(saved, str):
+        saved = one_line_break(saved)
     return typed != saved
 
 

@@ -113,10 +113,11 @@ def workbook_sections(answerer: Answerer) -> list[Section]:
 
 def workbook_editable_codes(answerer: Answerer, sections: list[Section]) -> set[str]:
     """The questions whose cells are unlocked: none once answers are closed; after a change
-    request, a vendor's re-opened ones only."""
+    request, a vendor's re-opened ones only; never evidence AVIA produces (the probe's result),
+    which no form answers or comments."""
     if answerer.assessment.status not in lifecycle.EDITABLE_STATUSES:
         return set()
-    codes = {q.code for s in sections for q in s.questions}
+    codes = {q.code for s in sections for q in s.questions if not q.produced_by_avia}
     allowed = answerer.editable_codes()
     return codes if allowed is None else codes & allowed
 

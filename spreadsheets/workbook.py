@@ -27,6 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from assessments.presenters.answers import condition_text, option_labels
 from assessments.presenters.formats import format_datetime, list_text
+from assessments.services.evidence import PRODUCED_BY_AVIA_MESSAGE
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import TEXT_MAX_LENGTH, integer_maximum
 
@@ -193,9 +194,10 @@ def _section_sheet(
         comment = sheet.cell(row, layout.COMMENT_COLUMN)
         if question.type == "file":
             names = files.get(question.code, ())
-            set_cell(
-                answer, list_text(list(names), language) if names else _("Upload in the portal")
-            )
+            if names:
+                set_cell(answer, list_text(list(names), language))
+            elif not question.produced_by_avia:  # AVIA attaches that one: "How to answer" says so
+                set_cell(answer, _("Upload in the portal"))
         else:
             set_cell(answer, shown_in_cell(question, values.get(question.code), language))
             answer.number_format = _number_format(question)
@@ -292,6 +294,8 @@ def _how(spec: QuestionnaireSpec, question: Question, language: str, can_change:
         lines.append(_("A date: YYYY-MM-DD."))
     elif question.type == "version":
         lines.append(_("A version, such as 0.5.22."))
+    elif question.produced_by_avia:
+        lines.append(_(PRODUCED_BY_AVIA_MESSAGE))
     elif question.type == "file":
         lines.append(_("Upload in the portal: a workbook cannot carry files."))
     if not can_change:

@@ -25,6 +25,7 @@ from django.core import signing
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 from openpyxl import load_workbook
+from openpyxl.utils import get_column_letter
 
 from assessments.presenters.answers import option_labels
 from core.errors import ServiceError
@@ -155,10 +156,12 @@ def _read(book: Any) -> FilledWorkbook:
             sheet.iter_rows(min_row=1, max_row=max(wanted), max_col=layout.COMMENT_COLUMN),
             start=1,
         ):
+            by_column = {index: cell for index, cell in enumerate(cells, start=1)}
+            if number == layout.HEADER_ROW:
+                _require_headers(found, sheet_name, by_column)
             position = wanted.get(number)
             if position is None:
                 continue
-            by_column = {index: cell for index, cell in enumerate(cells, start=1)}
             if _value(by_column, layout.CODE_COLUMN).value != position.code:
                 raise _moved(position)
             rows[position.code] = FilledRow(
@@ -178,6 +181,21 @@ def _value(cells: dict[int, Any], column: int) -> FilledCell:
     if cell is None:
         return FilledCell(None)
     return FilledCell(cell.value, getattr(cell, "data_type", "n") or "n")
+
+
+def _require_headers(found: layout.WorkbookLayout, sheet: str, cells: dict[int, Any]) -> None:
+    """The header row as signed: otherwise a column was added, removed or moved, and the
+    answers are not where they are read."""
+    for column, header in enumerate(found.headers, start=1):
+        if _value(cells, column).value != header:
+            raise WorkbookRefused(
+                _(
+                    "Columns were moved, added or removed: column %(column)s of sheet %(sheet)s "
+                    "should be “%(header)s”. Download a fresh workbook, copy the answers into it "
+                    "and upload it."
+                )
+                % {"column": get_column_letter(column), "sheet": sheet, "header": header}
+            )
 
 
 def _moved(position: layout.QuestionPosition) -> WorkbookRefused:

@@ -76,12 +76,14 @@ def questionnaire_workbook(
         lists = book.create_sheet(layout.LISTS_SHEET)
         list_columns: dict[str, str] = {}
         positions: list[layout.QuestionPosition] = []
+        headers = column_headers()
         for section in sections:
             sheet = book.create_sheet(section.code)
             positions += _section_sheet(
                 sheet,
                 spec,
                 section,
+                headers=headers,
                 values=values,
                 comments=comments,
                 files=files,
@@ -96,6 +98,7 @@ def questionnaire_workbook(
             questionnaire=spec.key,
             language=language,
             positions=tuple(positions),
+            headers=tuple(headers.values()),
         ).signed()
         set_cell(signature[layout.SIGNATURE_CELL], signed)
         set_cell(
@@ -155,11 +158,24 @@ def _instructions(
     sheet.protection.sheet = True
 
 
+def column_headers() -> dict[int, str]:
+    """The header row of a section sheet, by column, in the active language."""
+    return {
+        layout.CODE_COLUMN: _("Code"),
+        layout.QUESTION_COLUMN: _("Question"),
+        layout.HELP_COLUMN: _("Help"),
+        layout.HOW_COLUMN: _("How to answer"),
+        layout.ANSWER_COLUMN: _("Answer"),
+        layout.COMMENT_COLUMN: _("Comment (optional)"),
+    }
+
+
 def _section_sheet(
     sheet: Worksheet,
     spec: QuestionnaireSpec,
     section: Section,
     *,
+    headers: Mapping[int, str],
     values: Mapping[str, Any],
     comments: Mapping[str, str],
     files: Mapping[str, Sequence[str]],
@@ -170,14 +186,6 @@ def _section_sheet(
 ) -> list[layout.QuestionPosition]:
     set_cell(sheet["A1"], f"{section.code} — {section.title.get(language)}").font = TITLE
     set_cell(sheet["A2"], section.intro.get(language))
-    headers = {
-        layout.CODE_COLUMN: _("Code"),
-        layout.QUESTION_COLUMN: _("Question"),
-        layout.HELP_COLUMN: _("Help"),
-        layout.HOW_COLUMN: _("How to answer"),
-        layout.ANSWER_COLUMN: _("Answer"),
-        layout.COMMENT_COLUMN: _("Comment (optional)"),
-    }
     for column, header in headers.items():
         cell = set_cell(sheet.cell(layout.HEADER_ROW, column), header)
         cell.font, cell.fill = BOLD, HEADER_FILL

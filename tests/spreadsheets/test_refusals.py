@@ -115,6 +115,41 @@ def test_moved_rows_are_refused(waiting, client):
     assert "moved" in message and "CTX" in message
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda sheet: sheet.insert_cols(5), id="a-column-added-before-the-answers"),
+        pytest.param(lambda sheet: sheet.delete_cols(3), id="the-help-column-removed"),
+    ],
+)
+def test_moved_columns_are_refused(catalog, personas, client, change):
+    """A sheet's protection has no password: someone may unprotect it and add a column of
+    their own, or remove one. The answers are then in another column than AVIA reads: the
+    workbook is refused as moved, never read from the wrong column ("required" everywhere, or
+    a comment taken for an answer)."""
+    ava = member_of(personas.ava)
+    draft = factories.incident_assessment(
+        member=ava, submit=False, comments={"PRF-09": "Served from Hong Kong."}
+    )
+    owner = Client()
+    owner.force_login(personas.ava)
+    book = load_workbook(
+        io.BytesIO(
+            owner.get(reverse("spreadsheets:workbook_download", args=[draft.pk, "en"])).content
+        )
+    )
+    change(book["PRF"])
+    out = io.BytesIO()
+    book.save(out)
+    before = saved_answers(draft)
+    response = owner.post(
+        reverse("spreadsheets:workbook", args=[draft.pk]), {"workbook": upload(out.getvalue())}
+    )
+    message = refusal(response)
+    assert "column" in message and "PRF" in message
+    assert saved_answers(draft) == before
+
+
 def test_a_formula_is_reported_never_calculated(waiting, client):
     content = fill(download(client, waiting.token), {"CTX-01": "=1024*1024"})
     response = post(client, waiting.token, content)

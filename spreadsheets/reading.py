@@ -51,6 +51,8 @@ def max_unpacked_bytes() -> int:
 
 
 MAX_PARTS = 500  # files inside the archive; a questionnaire workbook has about 20
+OLE_SIGNATURE = bytes.fromhex("d0cf11e0a1b11ae1")  # a compound file: .xls, or an encrypted .xlsx
+ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")  # a stream's name in its directory
 
 
 class WorkbookRefused(ServiceError):
@@ -118,6 +120,14 @@ def _check_archive(upload: IO[bytes]) -> None:
         with zipfile.ZipFile(upload) as archive:
             parts = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
+        if _encrypted(upload):
+            raise WorkbookRefused(
+                _(
+                    "This workbook is protected with a password, so it cannot be read. Open it "
+                    "in Excel, remove the password (File, Info, Protect Workbook, Encrypt with "
+                    "Password), save it and upload it again."
+                )
+            ) from None
         raise WorkbookRefused(
             _("This file is not an Excel workbook (.xlsx). Upload the workbook downloaded here.")
         ) from None
@@ -126,6 +136,15 @@ def _check_archive(upload: IO[bytes]) -> None:
             _("This file unpacks to more than %(limit)s: it is not a questionnaire workbook.")
             % {"limit": filesizeformat(max_unpacked_bytes())}
         )
+
+
+def _encrypted(upload: IO[bytes]) -> bool:
+    """An Excel workbook saved with a password: not a zip archive but an OLE compound file
+    holding the encrypted workbook as its "EncryptedPackage" stream (ECMA-376 part 2, MS-OFFCRYPTO).
+    The upload is at most `WORKBOOK_MAX_BYTES`, so it is searched whole."""
+    upload.seek(0)
+    content = upload.read(max_upload_bytes() + 1)
+    return content.startswith(OLE_SIGNATURE) and ENCRYPTED_PACKAGE in content
 
 
 def _read(book: Any) -> FilledWorkbook:

@@ -51,6 +51,23 @@ def test_a_file_that_is_not_a_workbook_is_refused(waiting, client):
     assert "not an Excel workbook" in message
 
 
+def encrypted_workbook() -> bytes:
+    """What Excel saves with "Encrypt with Password": not a zip archive but an OLE compound
+    file whose streams are EncryptionInfo and EncryptedPackage (their names in UTF-16 in the
+    file's directory)."""
+    header = bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504)
+    directory = "".join(
+        f"{name}".ljust(32, "\0") for name in ("Root Entry", "EncryptionInfo", "EncryptedPackage")
+    ).encode("utf-16-le")
+    return header + bytes(512) + directory + bytes(4096)
+
+
+def test_a_password_protected_workbook_is_refused_for_that_reason(waiting, client):
+    message = refusal(post(client, waiting.token, encrypted_workbook()))
+    assert "password" in message
+    assert "not an Excel workbook" not in message
+
+
 def test_a_zip_bomb_is_refused_unopened(waiting, client):
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:

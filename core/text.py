@@ -98,6 +98,13 @@ def is_ascii_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+def one_line_break(text: str) -> str:
+    """Line breaks written one way, LF: a browser sends a text area's as CR LF, a workbook cell
+    (XML) gives them back as LF, so a text kept as typed would not compare equal to itself
+    after a round trip."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def storable(text: str) -> str:
     """Text as PostgreSQL can store it in a text or JSON column (no NUL): a NUL is kept as
     U+FFFD, as Django keeps bytes that are not UTF-8, so the rest of the text is not lost."""

@@ -8,6 +8,8 @@ import io
 
 from django.http import HttpResponse
 
+from spreadsheets.exports import attachment
+
 from .selectors import Change
 
 COLUMNS = [
@@ -62,5 +64,4 @@ def changes_filename(batch_id: int) -> str:
 
 def csv_download(batch_id: int, text: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{changes_filename(batch_id)}"'
-    return response
+    return attachment(response, changes_filename(batch_id))

@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from packaging.version import InvalidVersion
 
 from core.errors import ServiceError
-from core.text import shown_safely, text_errors
+from core.text import one_line_break, shown_safely, text_errors
 
 from .conditions import Visibility, parse_version, to_cel_value
 from .labels import option_label
@@ -245,7 +245,7 @@ def _clean_text(question: Question, raw: Any) -> str:
     problems = text_errors(raw, max_length=TEXT_MAX_LENGTH)
     if problems:
         raise ValueError(problems[0])
-    return raw.strip()
+    return one_line_break(raw).strip()
 
 
 def _clean_file(question: Question, raw: Any) -> Any:
@@ -342,7 +342,7 @@ def validate_answers(
         elif problems := text_errors(raw, max_length=TEXT_MAX_LENGTH):
             errors.setdefault(code, []).extend(problems)
         else:
-            clean_comments[code] = (raw or "").strip()
+            clean_comments[code] = one_line_break(raw or "").strip()
     if errors:
         raise AnswerValidationError(errors)
     return CleanAnswers(values=values, comments=clean_comments)

@@ -5,8 +5,8 @@ Each section is a sheet named by its code; each question a row (code, question, 
 answer, answer, comment). A hidden sheet holds the layout signed with HMAC (Django's signing,
 keyed by SECRET_KEY): the assessment, the questionnaire version, the language, and the sheet
 and row of every code. An upload is read only at the signed positions, and only once the
-signature holds: a workbook of another assessment or version, an edited signature or a moved
-row is refused before any answer is looked at.
+signature holds: a workbook of another assessment or version, an edited signature, a moved
+row or column is refused before any answer is looked at.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ class WorkbookLayout:
     questionnaire: str  # slug@version
     language: str
     positions: tuple[QuestionPosition, ...]
+    # The header row of every section sheet, column by column: a column added, removed or
+    # moved shows there. Empty in a workbook signed before it was recorded.
+    headers: tuple[str, ...] = ()
 
     def signed(self) -> str:
         return signing.dumps(
@@ -61,6 +64,7 @@ class WorkbookLayout:
                 "questionnaire": self.questionnaire,
                 "language": self.language,
                 "rows": [[p.sheet, p.row, p.code] for p in self.positions],
+                "headers": list(self.headers),
             },
             salt=_SALT,
             compress=True,
@@ -79,6 +83,7 @@ class WorkbookLayout:
                     QuestionPosition(sheet=str(sheet), row=int(row), code=str(code))
                     for sheet, row, code in payload["rows"]
                 ),
+                headers=tuple(str(header) for header in payload.get("headers", ())),
             )
         except (KeyError, TypeError, ValueError):
             # Signed by this key but not in this format: as good as not signed.

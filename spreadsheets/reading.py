@@ -25,6 +25,7 @@ from django.core import signing
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 from openpyxl import load_workbook
+from openpyxl.utils import get_column_letter
 
 from assessments.presenters.answers import option_labels
 from core.errors import ServiceError
@@ -50,6 +51,8 @@ def max_unpacked_bytes() -> int:
 
 
 MAX_PARTS = 500  # files inside the archive; a questionnaire workbook has about 20
+OLE_SIGNATURE = bytes.fromhex("d0cf11e0a1b11ae1")  # a compound file: .xls, or an encrypted .xlsx
+ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")  # a stream's name in its directory
 
 
 class WorkbookRefused(ServiceError):
@@ -117,6 +120,14 @@ def _check_archive(upload: IO[bytes]) -> None:
         with zipfile.ZipFile(upload) as archive:
             parts = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
+        if _encrypted(upload):
+            raise WorkbookRefused(
+                _(
+                    "This workbook is protected with a password, so it cannot be read. Open it "
+                    "in Excel, remove the password (File, Info, Protect Workbook, Encrypt with "
+                    "Password), save it and upload it again."
+                )
+            ) from None
         raise WorkbookRefused(
             _("This file is not an Excel workbook (.xlsx). Upload the workbook downloaded here.")
         ) from None
@@ -125,6 +136,15 @@ def _check_archive(upload: IO[bytes]) -> None:
             _("This file unpacks to more than %(limit)s: it is not a questionnaire workbook.")
             % {"limit": filesizeformat(max_unpacked_bytes())}
         )
+
+
+def _encrypted(upload: IO[bytes]) -> bool:
+    """An Excel workbook saved with a password: not a zip archive but an OLE compound file
+    holding the encrypted workbook as its "EncryptedPackage" stream (ECMA-376 part 2, MS-OFFCRYPTO).
+    The upload is at most `WORKBOOK_MAX_BYTES`, so it is searched whole."""
+    upload.seek(0)
+    content = upload.read(max_upload_bytes() + 1)
+    return content.startswith(OLE_SIGNATURE) and ENCRYPTED_PACKAGE in content
 
 
 def _read(book: Any) -> FilledWorkbook:
@@ -155,10 +175,12 @@ def _read(book: Any) -> FilledWorkbook:
             sheet.iter_rows(min_row=1, max_row=max(wanted), max_col=layout.COMMENT_COLUMN),
             start=1,
         ):
+            by_column = {index: cell for index, cell in enumerate(cells, start=1)}
+            if number == layout.HEADER_ROW:
+                _require_headers(found, sheet_name, by_column)
             position = wanted.get(number)
             if position is None:
                 continue
-            by_column = {index: cell for index, cell in enumerate(cells, start=1)}
             if _value(by_column, layout.CODE_COLUMN).value != position.code:
                 raise _moved(position)
             rows[position.code] = FilledRow(
@@ -178,6 +200,21 @@ def _value(cells: dict[int, Any], column: int) -> FilledCell:
     if cell is None:
         return FilledCell(None)
     return FilledCell(cell.value, getattr(cell, "data_type", "n") or "n")
+
+
+def _require_headers(found: layout.WorkbookLayout, sheet: str, cells: dict[int, Any]) -> None:
+    """The header row as signed: otherwise a column was added, removed or moved, and the
+    answers are not where they are read."""
+    for column, header in enumerate(found.headers, start=1):
+        if _value(cells, column).value != header:
+            raise WorkbookRefused(
+                _(
+                    "Columns were moved, added or removed: column %(column)s of sheet %(sheet)s "
+                    "should be “%(header)s”. Download a fresh workbook, copy the answers into it "
+                    "and upload it."
+                )
+                % {"column": get_column_letter(column), "sheet": sheet, "header": header}
+            )
 
 
 def _moved(position: layout.QuestionPosition) -> WorkbookRefused:

@@ -36,7 +36,7 @@ from assessments.services.answers import (
     require_answers_open,
 )
 from core.errors import ServiceError
-from core.text import readable_name
+from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
 
@@ -113,10 +113,11 @@ def workbook_sections(answerer: Answerer) -> list[Section]:
 
 def workbook_editable_codes(answerer: Answerer, sections: list[Section]) -> set[str]:
     """The questions whose cells are unlocked: none once answers are closed; after a change
-    request, a vendor's re-opened ones only."""
+    request, a vendor's re-opened ones only; never evidence AVIA produces (the probe's result),
+    which no form answers or comments."""
     if answerer.assessment.status not in lifecycle.EDITABLE_STATUSES:
         return set()
-    codes = {q.code for s in sections for q in s.questions}
+    codes = {q.code for s in sections for q in s.questions if not q.produced_by_avia}
     allowed = answerer.editable_codes()
     return codes if allowed is None else codes & allowed
 
@@ -263,9 +264,13 @@ def _checked_form(
 
 
 def _changed(question: Question, row: FilledRow, saved: Any, saved_comment: str) -> bool:
-    """Whether a locked question's cells say something other than what is saved."""
+    """Whether a locked question's cells say something other than what is saved (line breaks
+    aside: a cell gives back LF where an older answer may hold CR LF)."""
     try:
-        if comment_value(row.comment).strip() != (saved_comment or "").strip():
+        if (
+            one_line_break(comment_value(row.comment)).strip()
+            != one_line_break(saved_comment or "").strip()
+        ):
             return True
         if question.type == "file":
             return False
@@ -274,6 +279,8 @@ def _changed(question: Question, row: FilledRow, saved: Any, saved_comment: str)
         return True
     if isinstance(typed, list) and isinstance(saved, list):
         return sorted(typed) != sorted(saved)
+    if isinstance(saved, str):
+        saved = one_line_break(saved)
     return typed != saved
 
 

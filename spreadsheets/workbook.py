@@ -27,6 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from assessments.presenters.answers import condition_text, option_labels
 from assessments.presenters.formats import format_datetime, list_text
+from assessments.services.evidence import PRODUCED_BY_AVIA_MESSAGE
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import TEXT_MAX_LENGTH, integer_maximum
 
@@ -75,12 +76,14 @@ def questionnaire_workbook(
         lists = book.create_sheet(layout.LISTS_SHEET)
         list_columns: dict[str, str] = {}
         positions: list[layout.QuestionPosition] = []
+        headers = column_headers()
         for section in sections:
             sheet = book.create_sheet(section.code)
             positions += _section_sheet(
                 sheet,
                 spec,
                 section,
+                headers=headers,
                 values=values,
                 comments=comments,
                 files=files,
@@ -95,6 +98,7 @@ def questionnaire_workbook(
             questionnaire=spec.key,
             language=language,
             positions=tuple(positions),
+            headers=tuple(headers.values()),
         ).signed()
         set_cell(signature[layout.SIGNATURE_CELL], signed)
         set_cell(
@@ -154,11 +158,24 @@ def _instructions(
     sheet.protection.sheet = True
 
 
+def column_headers() -> dict[int, str]:
+    """The header row of a section sheet, by column, in the active language."""
+    return {
+        layout.CODE_COLUMN: _("Code"),
+        layout.QUESTION_COLUMN: _("Question"),
+        layout.HELP_COLUMN: _("Help"),
+        layout.HOW_COLUMN: _("How to answer"),
+        layout.ANSWER_COLUMN: _("Answer"),
+        layout.COMMENT_COLUMN: _("Comment (optional)"),
+    }
+
+
 def _section_sheet(
     sheet: Worksheet,
     spec: QuestionnaireSpec,
     section: Section,
     *,
+    headers: Mapping[int, str],
     values: Mapping[str, Any],
     comments: Mapping[str, str],
     files: Mapping[str, Sequence[str]],
@@ -169,14 +186,6 @@ def _section_sheet(
 ) -> list[layout.QuestionPosition]:
     set_cell(sheet["A1"], f"{section.code} — {section.title.get(language)}").font = TITLE
     set_cell(sheet["A2"], section.intro.get(language))
-    headers = {
-        layout.CODE_COLUMN: _("Code"),
-        layout.QUESTION_COLUMN: _("Question"),
-        layout.HELP_COLUMN: _("Help"),
-        layout.HOW_COLUMN: _("How to answer"),
-        layout.ANSWER_COLUMN: _("Answer"),
-        layout.COMMENT_COLUMN: _("Comment (optional)"),
-    }
     for column, header in headers.items():
         cell = set_cell(sheet.cell(layout.HEADER_ROW, column), header)
         cell.font, cell.fill = BOLD, HEADER_FILL
@@ -193,9 +202,10 @@ def _section_sheet(
         comment = sheet.cell(row, layout.COMMENT_COLUMN)
         if question.type == "file":
             names = files.get(question.code, ())
-            set_cell(
-                answer, list_text(list(names), language) if names else _("Upload in the portal")
-            )
+            if names:
+                set_cell(answer, list_text(list(names), language))
+            elif not question.produced_by_avia:  # AVIA attaches that one: "How to answer" says so
+                set_cell(answer, _("Upload in the portal"))
         else:
             set_cell(answer, shown_in_cell(question, values.get(question.code), language))
             answer.number_format = _number_format(question)
@@ -292,6 +302,8 @@ def _how(spec: QuestionnaireSpec, question: Question, language: str, can_change:
         lines.append(_("A date: YYYY-MM-DD."))
     elif question.type == "version":
         lines.append(_("A version, such as 0.5.22."))
+    elif question.produced_by_avia:
+        lines.append(_(PRODUCED_BY_AVIA_MESSAGE))
     elif question.type == "file":
         lines.append(_("Upload in the portal: a workbook cannot carry files."))
     if not can_change:

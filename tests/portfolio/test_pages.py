@@ -88,6 +88,20 @@ def test_the_csv_download_lists_every_change(
     assert {r["after_ruleset"] for r in rows} == {V2}
 
 
+def test_the_csv_download_is_kept_out_of_caches_as_every_export_is(
+    client, personas, portfolio, eager, django_capture_on_commit_callbacks
+):
+    """The organization's vendors and scores: like the findings and portfolio exports and the
+    reports, never stored by a browser or a proxy, and never sniffed as another type."""
+    client.force_login(personas.ava)
+    start(client, django_capture_on_commit_callbacks)
+    batch = RescoreBatch.objects.get()
+    response = client.get(reverse("portfolio:batch_changes_csv", args=[batch.pk]))
+    exported = client.get(reverse("spreadsheets:portfolio_export", args=["csv"]))
+    for header in ("Cache-Control", "X-Content-Type-Options"):
+        assert response.get(header) == exported[header], header
+
+
 def test_a_vendor_name_that_looks_like_a_formula_is_quoted_in_the_csv(
     client, personas, portfolio, eager, django_capture_on_commit_callbacks
 ):

@@ -51,6 +51,23 @@ def test_a_file_that_is_not_a_workbook_is_refused(waiting, client):
     assert "not an Excel workbook" in message
 
 
+def encrypted_workbook() -> bytes:
+    """What Excel saves with "Encrypt with Password": not a zip archive but an OLE compound
+    file whose streams are EncryptionInfo and EncryptedPackage (their names in UTF-16 in the
+    file's directory)."""
+    header = bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504)
+    directory = "".join(
+        f"{name}".ljust(32, "\0") for name in ("Root Entry", "EncryptionInfo", "EncryptedPackage")
+    ).encode("utf-16-le")
+    return header + bytes(512) + directory + bytes(4096)
+
+
+def test_a_password_protected_workbook_is_refused_for_that_reason(waiting, client):
+    message = refusal(post(client, waiting.token, encrypted_workbook()))
+    assert "password" in message
+    assert "not an Excel workbook" not in message
+
+
 def test_a_zip_bomb_is_refused_unopened(waiting, client):
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -113,6 +130,41 @@ def test_moved_rows_are_refused(waiting, client):
     book.save(out)
     message = refusal(post(client, waiting.token, out.getvalue()))
     assert "moved" in message and "CTX" in message
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda sheet: sheet.insert_cols(5), id="a-column-added-before-the-answers"),
+        pytest.param(lambda sheet: sheet.delete_cols(3), id="the-help-column-removed"),
+    ],
+)
+def test_moved_columns_are_refused(catalog, personas, client, change):
+    """A sheet's protection has no password: someone may unprotect it and add a column of
+    their own, or remove one. The answers are then in another column than AVIA reads: the
+    workbook is refused as moved, never read from the wrong column ("required" everywhere, or
+    a comment taken for an answer)."""
+    ava = member_of(personas.ava)
+    draft = factories.incident_assessment(
+        member=ava, submit=False, comments={"PRF-09": "Served from Hong Kong."}
+    )
+    owner = Client()
+    owner.force_login(personas.ava)
+    book = load_workbook(
+        io.BytesIO(
+            owner.get(reverse("spreadsheets:workbook_download", args=[draft.pk, "en"])).content
+        )
+    )
+    change(book["PRF"])
+    out = io.BytesIO()
+    book.save(out)
+    before = saved_answers(draft)
+    response = owner.post(
+        reverse("spreadsheets:workbook", args=[draft.pk]), {"workbook": upload(out.getvalue())}
+    )
+    message = refusal(response)
+    assert "column" in message and "PRF" in message
+    assert saved_answers(draft) == before
 
 
 def test_a_formula_is_reported_never_calculated(waiting, client):

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from assessments import factories
-from assessments.models import AnswerDraft, AssessmentStatus
+from assessments.models import AnswerDraft, AssessmentStatus, AuditEvent
 from assessments.scoring_runs import scoring_run_execute
 from tests.personas import member_of
 
@@ -186,3 +186,34 @@ def test_answers_change_only_where_the_reviewer_reopened_them(catalog, personas,
     assert accepted.status_code == 302
     assert saved_answers(scored)["CTX-02"] == 700000
     assert saved_answers(scored)["CTX-01"] == 1048576
+
+
+def test_multi_line_text_typed_in_the_portal_comes_back_unchanged(waiting, client):
+    """A browser sends a text area's line breaks as CR LF; a workbook cell gives LF back (XML
+    reads every CR LF as LF). The same text must read as the same answer: an unchanged
+    workbook changes nothing, and a locked question's text is not "changed"."""
+    spec = waiting.assessment.questionnaire.spec
+    answers = vendor_answers(spec)
+    for section in ("PRF", "CTX", "KV", "ISO", "CHG", "INC", "GOV"):
+        form = {
+            code: value
+            for code, value in answers.items()
+            if spec.questions[code].section == section and spec.questions[code].type != "file"
+        }
+        if section == "PRF":
+            form["PRF-01"] = 'GLM-5.3, "hosted"\r\nsecond line 中文\r\n\r\nthird'
+            form["comment-PRF-01"] = "checked by\r\nthe KV team"
+        response = client.post(reverse("portal:section", args=[waiting.token, section]), form)
+        assert response.status_code == 302, section
+    before = saved_answers(waiting.assessment)
+    before_comments = dict(waiting.assessment.answers.values_list("question_code", "comment"))
+
+    response = portal_upload(client, waiting.token, portal_workbook(client, waiting.token))
+
+    assert response.status_code == 302, [(c.code, c.message) for c in response.context["cells"]]
+    assert saved_answers(waiting.assessment) == before
+    assert (
+        dict(waiting.assessment.answers.values_list("question_code", "comment")) == before_comments
+    )
+    event = AuditEvent.objects.get(assessment=waiting.assessment, action="answers.imported")
+    assert event.detail["codes"] == []

@@ -139,6 +139,21 @@ def test_file_questions_are_uploaded_in_the_portal(scored, personas):
     assert "portal" in ctx[f"D{row}"].value
 
 
+def test_the_probe_result_is_neither_uploaded_nor_commented_in_the_workbook(catalog, personas):
+    """PRB-02 is produced by AVIA: the portal and the forms take no file and no comment for
+    it, so the workbook offers none (a comment typed there could only be refused)."""
+    ava = member_of(personas.ava)
+    draft = factories.incident_assessment(
+        member=ava, answers_from=factories.LAUNCH_V2, evidence=(), submit=False
+    )
+    prb = book_of(member_workbook(personas, draft))["PRB"]
+    row = row_of(prb, "PRB-02")
+    assert prb[f"E{row}"].protection.locked and prb[f"F{row}"].protection.locked
+    assert "portal" not in prb[f"D{row}"].value and "portal" not in (prb[f"E{row}"].value or "")
+    assert "AVIA attaches" in prb[f"D{row}"].value
+    assert not prb[f"F{row - 1}"].protection.locked  # PRB-01, the consent, is answered here
+
+
 def test_only_answers_and_comments_can_be_typed_in(scored, personas):
     book = book_of(member_workbook(personas, scored))
     assert book.security.lockStructure

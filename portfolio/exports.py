@@ -8,6 +8,7 @@ import io
 
 from django.http import HttpResponse
 
+from spreadsheets.cells import csv_value
 from spreadsheets.exports import attachment
 
 from .selectors import Change
@@ -24,14 +25,6 @@ COLUMNS = [
     "added",
     "removed",
 ]
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): vendor
-# names are typed by people outside the organization's control, so such a cell is quoted.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
 def changes_csv(changes: list[Change]) -> str:
@@ -40,8 +33,9 @@ def changes_csv(changes: list[Change]) -> str:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for change in changes:
+        # Vendor names are typed outside the organization's control: formula-safe cells.
         writer.writerow(
-            _cell(value)
+            csv_value(value)
             for value in (
                 change.assessment_id,
                 change.vendor,

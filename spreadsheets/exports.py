@@ -102,7 +102,7 @@ def _finding_rows(assessment: Assessment, language: str, zone: str) -> Iterator[
     run = assessment.latest_run
     if run is None or run.status != RunStatus.SUCCEEDED:
         return
-    today = _today(zone)
+    today = assessment.organization.local_date()
     decisions: dict[str, list[RiskDecision]] = defaultdict(list)
     # Scoped through the assessment, which was fetched within the organization.
     for decision in (
@@ -211,10 +211,6 @@ def _status_as_decided(assessment: Assessment, language: str) -> str:
 
 
 # -- writing ---------------------------------------------------------------------------------
-
-
-def _today(zone: str) -> dt.date:
-    return timezone.localdate(timezone=zoneinfo.ZoneInfo(zone))
 
 
 def _local(moment: dt.datetime | None, zone: str) -> dt.datetime | None:

@@ -214,7 +214,9 @@ def _report_context(
         ruleset_title=rules.title.get(language),
         run_id=run.pk,
         scored_as_of=format_date(run.as_of, language),
-        submitted_at=format_date(assessment.submitted_at, language),
+        # The submission this run scored (its as-of date, on the organization's clock), not
+        # the assessment's latest one: a report of an older run must not borrow a later date.
+        submitted_at=format_date(run.as_of, language),
         assessor=_person(assessment.created_by),
         risk_tier=run.risk_tier,
         risk_tier_label=tier_label,

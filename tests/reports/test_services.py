@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone, translation
 
 from assessments.models import AuditEvent, Channel
+from assessments.presenters.formats import format_date
 from assessments.services.answers import answers_save, assessment_create
 from assessments.services.reviews import review_record
 from assessments.services.submission import assessment_submit
@@ -279,6 +280,40 @@ def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inl
     assert rule in text
     assert f"#{first_run.pk}" in text
     assert "Everylong-contexttestnowchecksoutputownership" not in text
+
+
+def test_a_report_of_an_older_run_gives_the_submission_that_run_scored(
+    scored, personas, inline_tasks
+):
+    """Resubmitted weeks later after a change request: the first run's report still says when
+    the answers it scored were submitted, not when the later ones were."""
+    import time_machine
+
+    first_run = scored.latest_run
+    first_submitted = scored.submitted_at
+    review_record(
+        assessment=scored,
+        member=member_of(personas.rex),
+        decision="changes_requested",
+        message="Add output-consistency tests.",
+        reopen_codes=["ISO-01"],
+        channel=Channel.WEB,
+    )
+    with time_machine.travel(timezone.now() + dt.timedelta(days=40)):
+        answers_save(
+            assessment=scored, answers={"ISO-01": "yes"}, actor=personas.ava, channel=Channel.WEB
+        )
+        with run_on_commit():
+            assessment_submit(assessment=scored, actor=personas.ava, channel=Channel.WEB)
+    scored.refresh_from_db()
+    assert scored.latest_run != first_run
+
+    old = report_context(run=first_run, language="en", number="X")
+    new = report_context(run=scored.latest_run, language="en", number="Y")
+
+    first_day = personas.acme.local_date(first_submitted)
+    assert old.submitted_at == format_date(first_day, "en")
+    assert new.submitted_at == format_date(first_day + dt.timedelta(days=40), "en")
 
 
 # -- verifying -----------------------------------------------------------------------------

@@ -409,6 +409,37 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
     assert kinds(new) == ["Risk acceptance", "Mitigation"]
 
 
+def test_a_risk_acceptance_that_has_expired_when_the_report_is_made_says_so(scored, personas):
+    from assessments.services.reviews import risk_decision_record
+    from reports.rendering import report_html
+
+    risk_decision_record(
+        assessment=scored,
+        rule_id="NO-STAGED-ROLLOUT",
+        kind="acceptance",
+        justification="Staged rollout is planned for Q3.",
+        owner="Head of procurement",
+        expires_on=timezone.localdate() + dt.timedelta(days=30),
+        member=member_of(personas.alice),
+        channel=Channel.WEB,
+    )
+
+    def decision(context):
+        (only,) = {f.rule_id: f for f in context.findings}["NO-STAGED-ROLLOUT"].decisions
+        return only
+
+    now = timezone.now()
+    later = now + dt.timedelta(days=60)
+    current = report_context(run=scored.latest_run, language="en", number="X", generated_at=now)
+    expired = report_context(
+        run=scored.latest_run, language="zh-hant", number="Y", generated_at=later
+    )
+
+    assert not decision(current).expired and decision(expired).expired
+    assert "已屆滿" in report_html(expired)
+    assert "(expired)" not in report_html(current).split('id="finding-NO-STAGED-ROLLOUT"')[1]
+
+
 def test_the_verification_reads_the_upload_in_chunks(ready_report, personas):
     data = services.report_file(report=ready_report)
     big = SimpleUploadedFile("r.pdf", data)

@@ -223,6 +223,25 @@ def test_a_transient_error_that_persists_fails_after_the_retries(
     assert report.attempts == MAX_RETRIES + 1
 
 
+def test_a_report_whose_rendering_keeps_being_interrupted_fails_instead_of_cycling(
+    scored, personas, monkeypatch
+):
+    """A render that takes its worker down (killed, out of memory) leaves the report
+    `rendering`; the sweeper queues it again and the next delivery dies the same way. After
+    MAX_RENDER_ATTEMPTS the report fails, saying why, rather than "rendering" for ever."""
+    report = request(scored, personas.ava)  # queued; tests never commit, so no task runs
+    Report.objects.filter(pk=report.pk).update(status="rendering", attempts=20)
+    monkeypatch.setattr(services, "render_report", lambda context: pytest.fail("rendered again"))
+
+    report_render(report_id=report.pk)
+
+    report.refresh_from_db()
+    assert report.status == "failed" and report.sha256 == ""
+    assert "interrupted 20 times" in report.error
+    assert AuditEvent.objects.filter(action="report.failed").count() == 1
+    assert services.MAX_RENDER_ATTEMPTS > MAX_RETRIES + 1  # the task's own retries still run
+
+
 def test_a_failed_report_stays_failed(scored, personas, inline_tasks, monkeypatch):
     monkeypatch.setattr(services, "render_report", lambda context: 1 / 0)
     with inline_tasks():

@@ -49,8 +49,22 @@ MAX_RENDER_ATTEMPTS = 5
 VERIFY_MAX_BYTES = 25 * 1024 * 1024
 
 
-class ReportIntegrityError(Exception):
-    """A ready report's stored file no longer matches the SHA-256 recorded for it."""
+class ReportIntegrityError(ConflictError):
+    """A ready report's stored file no longer matches the SHA-256 recorded for it (or is gone):
+    it is not served (409 in the API, a message on the pages)."""
+
+    def __init__(self, number: str) -> None:
+        super().__init__(
+            {
+                "file": [
+                    _(
+                        "The stored file of report %(number)s no longer matches its recorded "
+                        "SHA-256 checksum, so it is not served. Generate a new report."
+                    )
+                    % {"number": number}
+                ]
+            }
+        )
 
 
 # -- requesting ----------------------------------------------------------------------------
@@ -227,8 +241,12 @@ def report_file(*, report: Report) -> bytes:
     """The stored PDF of a ready report, checked against its recorded SHA-256."""
     if not report.is_ready:
         raise ConflictError({"status": [_("The report is not ready.")]})
-    with report_storage().open(report.storage_name, "rb") as handle:
-        data = handle.read()
+    try:
+        with report_storage().open(report.storage_name, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        logger.error("report %s: the stored file is missing", report.number)
+        raise ReportIntegrityError(report.number) from None
     if hashlib.sha256(data).hexdigest() != report.sha256:
         logger.error("report %s: the stored file does not match its SHA-256", report.number)
         raise ReportIntegrityError(report.number)

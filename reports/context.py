@@ -160,6 +160,7 @@ def _report_context(
     ruleset = run.ruleset
     rules = ruleset.spec
     questionnaire = assessment.questionnaire.spec
+    generated = timezone.localtime(generated_at or timezone.now())
     findings_rows = list(Finding.objects.filter(run=run).order_by("position"))
     findings = tuple(
         finding_views(
@@ -175,9 +176,10 @@ def _report_context(
             },
             language=language,
             decisions=_risk_decisions(run, {row.rule_id for row in findings_rows}),
+            # An acceptance whose expiry date has passed when the report is made says so.
+            today=generated.date(),
         )
     )
-    generated = timezone.localtime(generated_at or timezone.now())
     vendor = assessment.vendor.name
     tier_label = severity_label(run.risk_tier, language) if run.risk_tier else "—"
     buyer_sections = list_text(
@@ -214,7 +216,9 @@ def _report_context(
         ruleset_title=rules.title.get(language),
         run_id=run.pk,
         scored_as_of=format_date(run.as_of, language),
-        submitted_at=format_date(assessment.submitted_at, language),
+        # The submission this run scored (its as-of date, on the organization's clock), not
+        # the assessment's latest one: a report of an older run must not borrow a later date.
+        submitted_at=format_date(run.as_of, language),
         assessor=_person(assessment.created_by),
         risk_tier=run.risk_tier,
         risk_tier_label=tier_label,

@@ -79,6 +79,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "risk_decisions": "Risk decisions",
         "decision_owner": "Owner",
         "expires_on": "Expires",
+        "expired": "(expired)",
         "evidence_intro": (
             "Startup logs of the vendor's inference engine, as parsed when this run was scored. "
             "The numbers come from the engine's own log lines, quoted exactly below."
@@ -186,6 +187,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "risk_decisions": "風險決定",
         "decision_owner": "負責人",
         "expires_on": "屆滿日期",
+        "expired": "（已屆滿）",
         "evidence_intro": (
             "以下為供應商推論引擎的啟動日誌，按本次評分時的解析結果列出。"
             "有關數字均取自引擎本身的日誌行，並於下方逐字引錄。"

@@ -40,12 +40,31 @@ NUMBER_PREFIX = "AVIA"
 # Who may generate a report: whoever prepares assessments or decides on them (owners hold
 # both). Every member may read and download the reports that exist.
 REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
+# Deliveries of the render task that may start rendering a report. A delivery whose worker
+# was killed mid-render (out of memory, the hard time limit) leaves the report `rendering`, and
+# the sweeper queues it again; a report that kills its worker every time would cycle for ever.
+# Above the task's own tries (1 + 3 retries on transient errors) and one interrupted delivery.
+MAX_RENDER_ATTEMPTS = 5
 # Reports are about 1 MB; anything much larger cannot be one of them.
 VERIFY_MAX_BYTES = 25 * 1024 * 1024
 
 
-class ReportIntegrityError(Exception):
-    """A ready report's stored file no longer matches the SHA-256 recorded for it."""
+class ReportIntegrityError(ConflictError):
+    """A ready report's stored file no longer matches the SHA-256 recorded for it (or is gone):
+    it is not served (409 in the API, a message on the pages)."""
+
+    def __init__(self, number: str) -> None:
+        super().__init__(
+            {
+                "file": [
+                    _(
+                        "The stored file of report %(number)s no longer matches its recorded "
+                        "SHA-256 checksum, so it is not served. Generate a new report."
+                    )
+                    % {"number": number}
+                ]
+            }
+        )
 
 
 # -- requesting ----------------------------------------------------------------------------
@@ -124,10 +143,22 @@ def report_render(*, report_id: int) -> Report | None:
         report = Report.objects.select_for_update().filter(pk=report_id).first()
         if report is None or report.status in (ReportStatus.READY, ReportStatus.FAILED):
             return report
-        report.status, report.error = ReportStatus.RENDERING, ""
-        report.attempts += 1
-        report.dispatched_at = timezone.now()
-        report.save(update_fields=["status", "error", "attempts", "dispatched_at"])
+        exhausted = report.attempts >= MAX_RENDER_ATTEMPTS
+        if not exhausted:
+            report.status, report.error = ReportStatus.RENDERING, ""
+            report.attempts += 1
+            report.dispatched_at = timezone.now()
+            report.save(update_fields=["status", "error", "attempts", "dispatched_at"])
+    if exhausted:
+        report_fail(
+            report_id=report_id,
+            error=(
+                f"rendering was interrupted {report.attempts} times (the worker stopped before "
+                "it finished: out of memory or the time limit?); request a new report"
+            ),
+        )
+        report.refresh_from_db()
+        return report
 
     run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
     rendered_at = timezone.now()
@@ -210,8 +241,12 @@ def report_file(*, report: Report) -> bytes:
     """The stored PDF of a ready report, checked against its recorded SHA-256."""
     if not report.is_ready:
         raise ConflictError({"status": [_("The report is not ready.")]})
-    with report_storage().open(report.storage_name, "rb") as handle:
-        data = handle.read()
+    try:
+        with report_storage().open(report.storage_name, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        logger.error("report %s: the stored file is missing", report.number)
+        raise ReportIntegrityError(report.number) from None
     if hashlib.sha256(data).hexdigest() != report.sha256:
         logger.error("report %s: the stored file does not match its SHA-256", report.number)
         raise ReportIntegrityError(report.number)

@@ -124,7 +124,11 @@ def report_download(request: HttpRequest, org: OrgContext, report_id: int) -> Ht
     if not report.is_ready:
         messages.error(request, _("This report is not ready to download."))
         return redirect("reports:status", report_id=report.pk)
-    data = services.report_file(report=report)
+    try:
+        data = services.report_file(report=report)
+    except services.ReportIntegrityError as exc:
+        add_messages(request, exc)
+        return redirect("reports:status", report_id=report.pk)
     response = HttpResponse(data, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
     response["X-Content-Type-Options"] = "nosniff"

@@ -15,8 +15,10 @@ from typing import Any
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from questionnaires.spec import QuestionnaireSpec, Text
+from scoring.evidence import probe_outcome_label
 from scoring.results import EvidenceItem, EvidenceKind
 from scoring.spec import SEVERITIES, FrameworkRef, RulesetSpec
 
@@ -30,19 +32,25 @@ from .formats import (
     risk_decision_label,
     severity_label,
 )
+from .probe import CHECK_TITLES
 
 
 @dataclass(frozen=True)
 class EvidenceLine:
     """One reason a finding fired."""
 
-    kind: str  # "answer" | "derived" | "log"
-    code: str  # the question's code (answer, log) or the derived value's name
-    label: str  # the question's text, the derived value's label, or the log file's name
-    value: str  # the answer as the reader reads it, the value with its unit, or the log line
+    kind: str  # "answer" | "derived" | "log" | "model" | "probe"
+    code: str  # the question's code (answer, log, model, probe) or the derived value's name
+    # The question's text, the derived value's label, the log file's name, what is read from
+    # a model file, or the probe check's name.
+    label: str
+    # The answer as the reader reads it, the value with its unit, the log line, the model
+    # file's figure, or the probe check's outcome.
+    value: str
     line: int | None = None
     line_label: str = ""  # "line 42" / "第 42 行"
     evidence_id: int | None = None  # the stored log file, for a download link
+    file: str = ""  # the model file's or the probe result's name
 
     @property
     def text(self) -> str:
@@ -52,6 +60,8 @@ class EvidenceLine:
             return f"{self.code} {where}: {self.value}".strip()
         if self.kind == EvidenceKind.ANSWER:
             return f"{self.code} {self.label}: {self.value}"
+        if self.kind in (EvidenceKind.MODEL, EvidenceKind.PROBE):
+            return f"{self.code} {self.file} · {self.label}: {self.value}"
         return f"{self.label}: {self.value}"
 
 
@@ -66,8 +76,12 @@ def evidence_lines(
 ) -> list[EvidenceLine]:
     """The finding's stored evidence items as lines; `answers` are the run's snapshot and
     `evidence_ids` maps (question code, file name) to a stored file."""
-    with translation.override(language):
-        not_answered = _("Not answered")
+
+    def translated(text: str) -> str:
+        with translation.override(language):
+            return _(text)
+
+    not_answered = translated(gettext_noop("Not answered"))
     lines = []
     for item in map(EvidenceItem.from_dict, items):
         if item.kind == EvidenceKind.LOG:
@@ -82,6 +96,27 @@ def evidence_lines(
                     evidence_id=(evidence_ids or {}).get((item.code, item.file)),
                 )
             )
+        elif item.kind == EvidenceKind.PROBE:
+            lines.append(
+                EvidenceLine(
+                    kind=EvidenceKind.PROBE,
+                    code=item.code,
+                    label=translated(str(CHECK_TITLES.get(item.name, item.name))),
+                    value=probe_outcome_label(item.value, translated),
+                    file=item.file,
+                )
+            )
+        elif item.kind == EvidenceKind.MODEL:
+            per_token = item.values.get("values_per_token")
+            lines.append(
+                EvidenceLine(
+                    kind=EvidenceKind.MODEL,
+                    code=item.code,
+                    label=translated(gettext_noop("KV values per token")),
+                    value=format_number(per_token) if per_token is not None else not_answered,
+                    file=item.file,
+                )
+            )
         elif item.kind == EvidenceKind.ANSWER and (question := spec.questions.get(item.code)):
             shown = answer_text(question, answers.get(question.code), language)
             lines.append(
@@ -90,6 +125,17 @@ def evidence_lines(
                     code=question.code,
                     label=question.text.get(language),
                     value=shown or not_answered,
+                )
+            )
+        elif item.kind == EvidenceKind.ANSWER:
+            # A question this questionnaire version does not ask (PRB-01 of a v1 assessment
+            # that ruleset v2 scores): its answer is blank.
+            lines.append(
+                EvidenceLine(
+                    kind=EvidenceKind.ANSWER,
+                    code=item.code,
+                    label="",
+                    value=not_answered if item.value is None else str(item.value),
                 )
             )
         else:

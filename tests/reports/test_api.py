@@ -155,6 +155,26 @@ def test_a_report_that_is_not_ready_cannot_be_downloaded(
     assert "status" in response.json()["errors"]
 
 
+def test_a_stored_file_that_no_longer_matches_is_a_409_not_a_500(
+    ready_report, personas, token_client
+):
+    import os
+
+    from reports.storage import report_storage
+
+    path = report_storage().path(ready_report.storage_name)
+    os.chmod(path, 0o640)
+    with open(path, "ab") as handle:
+        handle.write(b"%% appended")
+
+    response = token_client(personas.vic, personas.acme).get(
+        f"/api/v1/reports/{ready_report.pk}/download/"
+    )
+
+    assert response.status_code == 409
+    assert "no longer matches" in response.json()["errors"]["file"][0]
+
+
 def test_an_unscored_assessment_is_a_409(catalog, personas, token_client):
     from assessments.models import Channel
     from assessments.services.answers import assessment_create

@@ -57,3 +57,61 @@ def test_each_log_is_listed_with_its_exact_lines_or_as_not_parsed(catalog, perso
     assert unparsed.description.text.startswith("not parsed: ")
     assert not unparsed.description.verbatim  # the reason is stored as data: translated
     assert answers_by_code(context)["CTX-08"].value == f"{LOG.name}, {notes.name}"
+
+
+def test_probe_and_model_evidence_is_printed_in_the_reports_language(catalog, personas):
+    """A v2 run's findings read the probe result (PRB-02) and the model file (PRF-10): each line
+    says which check or file it is and what it found, in the report's language, never a code or
+    Python's None; PROBE-NOT-RUN of a v1 run reads PRB-01, which v1 never asks."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from assessments import factories
+    from assessments.models import Channel
+    from assessments.services.evidence import evidence_add
+    from tests.personas import member_of
+
+    member = member_of(personas.ava)
+    assessment = factories.incident_assessment(
+        member=member,
+        answers_from="sizing-oversold-v2",
+        evidence=(
+            *factories.logs(factories.LAUNCH_LOG),
+            ("PRF-10", LOGS.parent / "model_configs" / "llama-3-70b-architecture.config.json"),
+        ),
+        submit=False,
+    )
+    probe = factories.EXAMPLES_DIR / "probe-launch-day.json"
+    evidence_add(
+        assessment=assessment,
+        question_code="PRB-02",
+        upload=SimpleUploadedFile(probe.name, probe.read_bytes()),
+        channel=Channel.SYSTEM,
+    )
+    assessment = factories.submit_and_score(assessment, actor=member.user, channel=Channel.WEB)
+    v1 = make_scored_assessment(personas, vendor_name="Version One Co")
+
+    en = report_context(run=assessment.latest_run, language="en", number="X")
+    zh = report_context(run=assessment.latest_run, language="zh-hant", number="X")
+    zh_v1 = report_context(run=v1.latest_run, language="zh-hant", number="X")
+
+    def lines(context, kind=None):
+        return [line for f in context.findings for line in f.why if kind in (None, line.kind)]
+
+    probe_lines = {(line.code, line.label, line.value) for line in lines(en, "probe")}
+    assert ("PRB-02", "Oversized prompts", "accepted") in probe_lines
+    assert ("PRB-02", "Cross-tenant echo", "leak") in probe_lines
+    assert ("PRB-02", "超長提示", "被接受") in {
+        (line.code, line.label, line.value) for line in lines(zh, "probe")
+    }
+    (model,) = {(line.code, line.file, line.label, line.value) for line in lines(en, "model")}
+    assert model == (
+        "PRF-10",
+        "llama-3-70b-architecture.config.json",
+        "KV values per token",
+        "163,840",
+    )
+    assert {line.label for line in lines(zh, "model")} == {"每個詞元的 KV 數值數目"}
+    assert all(line.value != "None" for line in lines(zh) + lines(zh_v1))
+    assert all(line.label for line in lines(zh) if line.kind != "answer")
+    (never_asked,) = [line for line in lines(zh_v1) if line.code == "PRB-01"]
+    assert never_asked.value == "未有作答"

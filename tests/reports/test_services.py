@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone, translation
 
 from assessments.models import AuditEvent, Channel
+from assessments.presenters.formats import format_date
 from assessments.services.answers import answers_save, assessment_create
 from assessments.services.reviews import review_record
 from assessments.services.submission import assessment_submit
@@ -222,6 +223,25 @@ def test_a_transient_error_that_persists_fails_after_the_retries(
     assert report.attempts == MAX_RETRIES + 1
 
 
+def test_a_report_whose_rendering_keeps_being_interrupted_fails_instead_of_cycling(
+    scored, personas, monkeypatch
+):
+    """A render that takes its worker down (killed, out of memory) leaves the report
+    `rendering`; the sweeper queues it again and the next delivery dies the same way. After
+    MAX_RENDER_ATTEMPTS the report fails, saying why, rather than "rendering" for ever."""
+    report = request(scored, personas.ava)  # queued; tests never commit, so no task runs
+    Report.objects.filter(pk=report.pk).update(status="rendering", attempts=20)
+    monkeypatch.setattr(services, "render_report", lambda context: pytest.fail("rendered again"))
+
+    report_render(report_id=report.pk)
+
+    report.refresh_from_db()
+    assert report.status == "failed" and report.sha256 == ""
+    assert "interrupted 20 times" in report.error
+    assert AuditEvent.objects.filter(action="report.failed").count() == 1
+    assert services.MAX_RENDER_ATTEMPTS > MAX_RETRIES + 1  # the task's own retries still run
+
+
 def test_a_failed_report_stays_failed(scored, personas, inline_tasks, monkeypatch):
     monkeypatch.setattr(services, "render_report", lambda context: 1 / 0)
     with inline_tasks():
@@ -279,6 +299,40 @@ def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inl
     assert rule in text
     assert f"#{first_run.pk}" in text
     assert "Everylong-contexttestnowchecksoutputownership" not in text
+
+
+def test_a_report_of_an_older_run_gives_the_submission_that_run_scored(
+    scored, personas, inline_tasks
+):
+    """Resubmitted weeks later after a change request: the first run's report still says when
+    the answers it scored were submitted, not when the later ones were."""
+    import time_machine
+
+    first_run = scored.latest_run
+    first_submitted = scored.submitted_at
+    review_record(
+        assessment=scored,
+        member=member_of(personas.rex),
+        decision="changes_requested",
+        message="Add output-consistency tests.",
+        reopen_codes=["ISO-01"],
+        channel=Channel.WEB,
+    )
+    with time_machine.travel(timezone.now() + dt.timedelta(days=40)):
+        answers_save(
+            assessment=scored, answers={"ISO-01": "yes"}, actor=personas.ava, channel=Channel.WEB
+        )
+        with run_on_commit():
+            assessment_submit(assessment=scored, actor=personas.ava, channel=Channel.WEB)
+    scored.refresh_from_db()
+    assert scored.latest_run != first_run
+
+    old = report_context(run=first_run, language="en", number="X")
+    new = report_context(run=scored.latest_run, language="en", number="Y")
+
+    first_day = personas.acme.local_date(first_submitted)
+    assert old.submitted_at == format_date(first_day, "en")
+    assert new.submitted_at == format_date(first_day + dt.timedelta(days=40), "en")
 
 
 # -- verifying -----------------------------------------------------------------------------
@@ -372,6 +426,37 @@ def test_risk_decisions_made_after_a_later_run_stay_out_of_the_older_report(
 
     assert kinds(old) == ["Risk acceptance"]
     assert kinds(new) == ["Risk acceptance", "Mitigation"]
+
+
+def test_a_risk_acceptance_that_has_expired_when_the_report_is_made_says_so(scored, personas):
+    from assessments.services.reviews import risk_decision_record
+    from reports.rendering import report_html
+
+    risk_decision_record(
+        assessment=scored,
+        rule_id="NO-STAGED-ROLLOUT",
+        kind="acceptance",
+        justification="Staged rollout is planned for Q3.",
+        owner="Head of procurement",
+        expires_on=timezone.localdate() + dt.timedelta(days=30),
+        member=member_of(personas.alice),
+        channel=Channel.WEB,
+    )
+
+    def decision(context):
+        (only,) = {f.rule_id: f for f in context.findings}["NO-STAGED-ROLLOUT"].decisions
+        return only
+
+    now = timezone.now()
+    later = now + dt.timedelta(days=60)
+    current = report_context(run=scored.latest_run, language="en", number="X", generated_at=now)
+    expired = report_context(
+        run=scored.latest_run, language="zh-hant", number="Y", generated_at=later
+    )
+
+    assert not decision(current).expired and decision(expired).expired
+    assert "已屆滿" in report_html(expired)
+    assert "(expired)" not in report_html(current).split('id="finding-NO-STAGED-ROLLOUT"')[1]
 
 
 def test_the_verification_reads_the_upload_in_chunks(ready_report, personas):

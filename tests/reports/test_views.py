@@ -133,6 +133,30 @@ def test_a_viewer_downloads_the_stored_pdf_as_an_attachment(ready_report, person
     assert hashlib.sha256(response.content).hexdigest() == ready_report.sha256
 
 
+@pytest.mark.parametrize("damage", ["altered", "missing"])
+def test_a_stored_file_that_no_longer_matches_is_refused_with_a_message_not_a_500(
+    ready_report, personas, damage
+):
+    import os
+
+    from reports.storage import report_storage
+
+    path = report_storage().path(ready_report.storage_name)
+    os.chmod(path, 0o640)
+    if damage == "altered":
+        with open(path, "ab") as handle:
+            handle.write(b"%% appended")
+    else:
+        os.remove(path)
+    client = client_for(personas.vic)
+
+    response = client.get(f"/reports/{ready_report.pk}/download/", follow=True)
+
+    assert response.status_code == 200
+    assert response.redirect_chain == [(f"/reports/{ready_report.pk}/", 302)]
+    assert "no longer matches" in response.content.decode()
+
+
 def test_an_outsider_gets_404_on_status_and_download(ready_report, personas):
     client = client_for(personas.oscar)
 

@@ -233,6 +233,14 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 DATA_UPLOAD_MAX_NUMBER_FILES = 20
 API_JSON_MAX_DEPTH = 32
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# A multipart body above this is refused before it is read (config/uploads.py): several times
+# the largest upload, so that a file somewhat over its own limit gets the message naming it.
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 4 * max(EVIDENCE_MAX_BYTES, WORKBOOK_MAX_BYTES))
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.BoundedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 VENDOR_LINK_DAYS = env_int("VENDOR_LINK_DAYS", 30)
 

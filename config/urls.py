@@ -3,6 +3,9 @@ from django.views.i18n import set_language
 
 from config.health import healthz
 
+# A body refused for its size gets its own page (413), every other bad request Django's.
+handler400 = "config.errors.bad_request"
+
 urlpatterns = [
     path("", include("assessments.urls")),
     path("", include("reports.urls")),

@@ -141,3 +141,29 @@ def test_after_request_changes_files_of_closed_questions_stay(
     )
     assert response.status_code == 400
     assert EvidenceFile.objects.filter(assessment=assessment).count() == 1
+
+
+@pytest.mark.urls("config.urls")  # the site's own error pages
+def test_a_body_larger_than_any_upload_is_refused_unread_with_a_413_page(
+    client, token, assessment, settings
+):
+    settings.REQUEST_MAX_BYTES = 50_000  # in production several times the largest upload
+    upload = SimpleUploadedFile("huge.log", b"INFO idle\n" * 10_000)
+    response = client.post(
+        portal_url(token, "section", "CTX"), {"upload": "CTX-08", "CTX-08": upload}
+    )
+    assert response.status_code == 413
+    page = response.content.decode()
+    assert "Too large to send" in page and "nothing was saved" in page
+    assert not EvidenceFile.objects.filter(assessment=assessment).exists()
+    stored = settings.MEDIA_ROOT / "evidence"
+    assert not stored.exists() or not any(p.is_file() for p in stored.rglob("*"))
+
+    # Under the bound, a file over its own limit still gets the message naming its question.
+    settings.EVIDENCE_MAX_BYTES = 10_000
+    over = SimpleUploadedFile("big.log", b"INFO idle\n" * 2_000)
+    response = client.post(
+        portal_url(token, "section", "CTX"), {"upload": "CTX-08", "CTX-08": over}
+    )
+    assert response.status_code == 400
+    assert "CTX-08:" in response.content.decode()

@@ -324,3 +324,14 @@ def test_stray_files_are_removed_and_kept_ones_stay(ava, assessment, settings):
     call_command("remove_stray_files", stdout=out)
     assert "2 stray file(s)" in out.getvalue()
     assert stored_files(settings) == [kept]
+
+
+def test_an_upload_body_beyond_the_request_bound_is_a_413_before_it_is_read(
+    ava, assessment, settings
+):
+    settings.REQUEST_MAX_BYTES = 100_000
+    response = upload(ava, assessment, "huge.log", b"x" * 200_000)
+    assert response.status_code == 413
+    assert "nothing was saved" in response.json()["errors"]["body"][0]
+    assert not EvidenceFile.objects.exists()
+    assert stored_files(settings) == []

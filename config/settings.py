@@ -47,14 +47,15 @@ if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
         "value (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')."
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "testserver"}
-if DEBUG and "DEBUG" not in os.environ and set(ALLOWED_HOSTS) - _LOCAL_HOSTS:
+# Hosts only this machine reaches (and the test client's): a site that names no other is not public.
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "testserver"}
+if DEBUG and "DEBUG" not in os.environ and set(ALLOWED_HOSTS) - LOCAL_HOSTS:
     # DEBUG is on by default for development on this machine. A deployment that names its
     # public host but forgot DEBUG=false would show tracebacks and settings to anyone, and sign
     # sessions with the published development key: refuse rather than serve it.
     raise ImproperlyConfigured(
         "DEBUG is on by default (development), but ALLOWED_HOSTS names "
-        f"{', '.join(sorted(set(ALLOWED_HOSTS) - _LOCAL_HOSTS))}: set DEBUG=false (and "
+        f"{', '.join(sorted(set(ALLOWED_HOSTS) - LOCAL_HOSTS))}: set DEBUG=false (and "
         "SECRET_KEY) to serve it, or DEBUG=true to debug on it deliberately."
     )
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")

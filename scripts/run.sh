@@ -92,8 +92,12 @@ done
 echo "Reference vendors: launch-day ${vendor_urls[launch-day]}, remediated ${vendor_urls[remediated]}"
 
 # The demo is scored (and probed) in-process; started afterwards, the worker finds it done.
-python manage.py load_demo --launch-day-vendor "${vendor_urls[launch-day]}" \
-  --remediated-vendor "${vendor_urls[remediated]}"
+# Its accounts get the published password only while no other machine reaches the site
+# (ALLOWED_HOSTS): otherwise a random one, which the command prints and this banner repeats.
+demo_output=$(python manage.py load_demo --launch-day-vendor "${vendor_urls[launch-day]}" \
+  --remediated-vendor "${vendor_urls[remediated]}")
+printf '%s\n' "$demo_output"
+demo_password=$(printf '%s\n' "$demo_output" | sed -n 's/^demo password: //p' | tail -n 1)
 if [[ $with_worker == 1 ]]; then
   celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &
   pids+=($!)
@@ -106,7 +110,7 @@ cat <<MSG
 
   AVIA is running:  ${SITE_URL}/
   Log in as         owner@demo.avia     (also assessor@, reviewer@, viewer@demo.avia)
-  Password          avia-demo-2026
+  Password          ${demo_password}
   API docs          ${SITE_URL}/api/docs/
 
 MSG

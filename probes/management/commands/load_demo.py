@@ -5,6 +5,10 @@ vendor (`--launch-day-vendor` / `--remediated-vendor`, the loopback addresses `m
 them on), so the demo shows a launch-day endpoint caught oversizing and leaking beside a
 remediated one that passes, both scored with ruleset v2. Idempotent.
 
+The demo accounts' password is the published one (DEMO_PASSWORD) only for a site that no other
+machine reaches (ALLOWED_HOSTS names only local hosts); otherwise they get a random one (or
+`--password`), set again on every run, and the command prints it.
+
 It lives in the probes app because it uses both apps' services (probes sit above assessments).
 """
 
@@ -14,7 +18,8 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from accounts.models import Membership, Organization, User
@@ -64,8 +69,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--remediated-vendor", metavar="URL", help="a reference vendor in remediated mode"
         )
+        parser.add_argument(
+            "--password",
+            help="the demo accounts' password (default: the published one on a site only this "
+            "machine reaches, else a random one)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        public = sorted(set(settings.ALLOWED_HOSTS) - settings.LOCAL_HOSTS)
+        password = options["password"] or (secrets.token_urlsafe(12) if public else DEMO_PASSWORD)
+        if public and password == DEMO_PASSWORD:
+            raise CommandError(
+                f"ALLOWED_HOSTS names {', '.join(public)}: other machines reach this site, so "
+                "the demo accounts must not have the published password."
+            )
         organization, created = Organization.objects.get_or_create(
             name=ORGANIZATION,
             defaults={"slug": "demo", "report_display_name": "Demo Procurement (HK)"},
@@ -75,12 +92,16 @@ class Command(BaseCommand):
             user = User.objects.filter(email=email).first()
             if user is None:
                 user = User.objects.create_user(
-                    email=email, password=DEMO_PASSWORD, first_name=first, last_name=last
+                    email=email, password=password, first_name=first, last_name=last
                 )
+            elif password != DEMO_PASSWORD:  # the one printed below is the one that works
+                user.set_password(password)
+                user.save(update_fields=["password"])
             Membership.objects.get_or_create(
                 user=user, organization=organization, defaults={"role": role}
             )
             users[role] = user
+        self.stdout.write(f"demo password: {password}")
         if Assessment.objects.filter(organization=organization).exists():
             self.stdout.write("demo workspace already present")
             return
@@ -116,7 +137,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{answers_from}: {assessment.risk_tier} ({assessment.risk_score}/100){probed}"
             )
-        self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]} / {DEMO_PASSWORD}")
+        self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]}")
 
     def probe(self, assessment: Assessment, assessor: OrgContext, base_url: str) -> ProbeRun:
         """The vendor's consent is in its answers (PRB-01 = yes); the assessor enters the

@@ -246,3 +246,19 @@ class Visibility:
 
     def reads(self, code: str) -> Sequence[str]:
         return self._reads.get(code, ())
+
+    def follow_ups(self, codes: Iterable[str]) -> set[str]:
+        """The questions whose asking depends on the answers to `codes`, directly or through
+        another such question (PRF-07 → PRF-08): those an answer to `codes` may open."""
+        found: set[str] = set()
+        reached = {code.replace("-", "_") for code in codes}
+        while True:
+            more = {
+                code
+                for code, names in self._reads.items()
+                if code not in found and reached.intersection(names)
+            }
+            if not more:
+                return found
+            found |= more
+            reached |= {code.replace("-", "_") for code in more}

@@ -19,6 +19,7 @@ from questionnaires.validation import (
     hidden_codes,
     stored_values,
     validate_answers,
+    visibility_for,
 )
 
 from .. import lifecycle
@@ -158,6 +159,9 @@ def editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> se
             or []
         )
         codes |= reopened_blank & vendor_question_codes(spec)
+        # A changed answer may open questions that were not asked before (PRF-07 now "yes"
+        # asks PRF-08): they are the vendor's to answer too, or it could never submit again.
+        codes |= visibility_for(spec).follow_ups(codes) & vendor_question_codes(spec)
     return codes
 
 

@@ -229,3 +229,45 @@ def test_without_javascript_a_save_that_opens_required_follow_ups_names_and_link
     again = client.post(url, {"PRF-07": "yes", "PRF-08": "mooncake"}, follow=True)
     assert "opened a new required question" not in again.content.decode()
     assert "Saved." in again.content.decode()
+
+
+def test_a_reopened_answer_that_opens_follow_ups_lets_the_vendor_answer_them(
+    client, token, assessment, link, personas, inline_scoring
+):
+    """Not disaggregated at first; the reviewer re-opens PRF-07, the vendor now says yes: the
+    questions that answer opens (PRF-08, the KV transfer backend, …) are the vendor's to answer,
+    or the assessment could never be submitted again."""
+    spec = assessment.questionnaire.spec
+    follow_ups = {q.code for q in spec.iter_questions() if q.show_if and "PRF_07" in q.show_if}
+    assert "PRF-08" in follow_ups
+    first = {k: v for k, v in vendor_answers().items() if k not in follow_ups} | {"PRF-07": "no"}
+    answers_save(
+        assessment=assessment, answers=first, vendor_link=link, channel=Channel.VENDOR_LINK
+    )
+    with inline_scoring():
+        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+    review_record(
+        assessment=assessment,
+        member=member_of(personas.rex),
+        decision=ReviewDecision.CHANGES_REQUESTED,
+        channel=Channel.WEB,
+        message="Your status page says prefill and decode run apart.",
+        reopen_codes=["PRF-07"],
+    )
+    url = portal_url(token, "section", "PRF")
+    assert client.post(url, {"PRF-07": "yes"}).status_code == 302
+    page = client.get(url).content.decode()
+    assert 'name="PRF-08"' in page
+    # The follow-ups are in other sections too (CTX-03, KV-08, …): each answered on its page.
+    for section in sorted({code.split("-")[0] for code in follow_ups}):
+        answers = {c: v for c, v in vendor_answers().items() if c in follow_ups and section in c}
+        if section == "PRF":
+            answers["PRF-07"] = "yes"
+        response = client.post(portal_url(token, "section", section), answers)
+        assert response.status_code == 302, response.content.decode()[-2000:]
+    values = answer_values(assessment)
+    assert {code: values[code] for code in follow_ups} == {
+        code: vendor_answers()[code] for code in follow_ups
+    }
+    with inline_scoring():
+        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)

@@ -9,8 +9,10 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from assessments.models import Channel
-from assessments.services.answers import assessment_create
+from assessments.models import Channel, ReviewDecision
+from assessments.services.answers import answers_save, assessment_create
+from assessments.services.reviews import review_record
+from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
 from tests.personas import member_of
@@ -29,6 +31,29 @@ def vendor_answers() -> dict:
     return {
         code: value for code, value in EXAMPLE["answers"].items() if not code.startswith("USE-")
     }
+
+
+def submitted_then_reopened(
+    assessment, link, personas, inline_scoring, *, reopen: list[str], message: str, answers=None
+) -> None:
+    """The vendor answers through its link (`answers`, the launch-day file by default) and
+    submits; it is scored, and Rex requests changes to `reopen` with `message`."""
+    answers_save(
+        assessment=assessment,
+        answers=vendor_answers() if answers is None else answers,
+        vendor_link=link,
+        channel=Channel.VENDOR_LINK,
+    )
+    with inline_scoring():
+        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+    review_record(
+        assessment=assessment,
+        member=member_of(personas.rex),
+        decision=ReviewDecision.CHANGES_REQUESTED,
+        channel=Channel.WEB,
+        message=message,
+        reopen_codes=reopen,
+    )
 
 
 def portal_url(token: str, name: str = "landing", *args) -> str:

@@ -3,14 +3,10 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from assessments.models import Channel, EvidenceFile, ReviewDecision
-from assessments.services.answers import answers_save
+from assessments.models import Channel, EvidenceFile
 from assessments.services.evidence import evidence_add
-from assessments.services.reviews import review_record
-from assessments.services.submission import assessment_submit
-from tests.personas import member_of
 
-from .conftest import log_upload, portal_url, vendor_answers
+from .conftest import log_upload, portal_url, submitted_then_reopened
 
 pytestmark = pytest.mark.urls("tests.portal.urls")
 
@@ -114,21 +110,13 @@ def test_after_request_changes_files_of_closed_questions_stay(
         vendor_link=link,
         channel=Channel.VENDOR_LINK,
     )
-    answers_save(
-        assessment=assessment,
-        answers=vendor_answers(),
-        vendor_link=link,
-        channel=Channel.VENDOR_LINK,
-    )
-    with inline_scoring():
-        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
-    review_record(
-        assessment=assessment,
-        member=member_of(personas.rex),
-        decision=ReviewDecision.CHANGES_REQUESTED,
-        channel=Channel.WEB,
+    submitted_then_reopened(
+        assessment,
+        link,
+        personas,
+        inline_scoring,
+        reopen=["CTX-03"],
         message="Give the decode pool.",
-        reopen_codes=["CTX-03"],
     )
     page = client.get(portal_url(token, "section", "CTX")).content.decode()
     assert "sglang-prefill-glm53-launch.log" in page  # shown, read-only

@@ -4,13 +4,11 @@ import re
 
 import pytest
 
-from assessments.models import Answer, AnswerRevision, Channel, ReviewDecision
+from assessments.models import Answer, AnswerRevision, Channel
 from assessments.services.answers import answer_values, answers_save
-from assessments.services.reviews import review_record
 from assessments.services.submission import assessment_submit
-from tests.personas import member_of
 
-from .conftest import portal_url, vendor_answers
+from .conftest import portal_url, submitted_then_reopened, vendor_answers
 
 pytestmark = pytest.mark.urls("tests.portal.urls")
 
@@ -175,21 +173,13 @@ def test_a_submitted_assessment_is_read_only(client, token, assessment, link, in
 def test_after_request_changes_only_reopened_questions_are_editable(
     client, token, assessment, link, personas, inline_scoring
 ):
-    answers_save(
-        assessment=assessment,
-        answers=vendor_answers(),
-        vendor_link=link,
-        channel=Channel.VENDOR_LINK,
-    )
-    with inline_scoring():
-        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
-    review_record(
-        assessment=assessment,
-        member=member_of(personas.rex),
-        decision=ReviewDecision.CHANGES_REQUESTED,
-        channel=Channel.WEB,
+    submitted_then_reopened(
+        assessment,
+        link,
+        personas,
+        inline_scoring,
+        reopen=["CTX-02"],
         message="Please give the decode pool from the log.",
-        reopen_codes=["CTX-02"],
     )
     landing = client.get(portal_url(token)).content.decode()
     assert "Please give the decode pool from the log." in landing
@@ -241,18 +231,14 @@ def test_a_reopened_answer_that_opens_follow_ups_lets_the_vendor_answer_them(
     follow_ups = {q.code for q in spec.iter_questions() if q.show_if and "PRF_07" in q.show_if}
     assert "PRF-08" in follow_ups
     first = {k: v for k, v in vendor_answers().items() if k not in follow_ups} | {"PRF-07": "no"}
-    answers_save(
-        assessment=assessment, answers=first, vendor_link=link, channel=Channel.VENDOR_LINK
-    )
-    with inline_scoring():
-        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
-    review_record(
-        assessment=assessment,
-        member=member_of(personas.rex),
-        decision=ReviewDecision.CHANGES_REQUESTED,
-        channel=Channel.WEB,
+    submitted_then_reopened(
+        assessment,
+        link,
+        personas,
+        inline_scoring,
+        reopen=["PRF-07"],
         message="Your status page says prefill and decode run apart.",
-        reopen_codes=["PRF-07"],
+        answers=first,
     )
     url = portal_url(token, "section", "PRF")
     assert client.post(url, {"PRF-07": "yes"}).status_code == 302

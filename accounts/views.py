@@ -35,7 +35,7 @@ from accounts.forms import (
     MemberRoleForm,
     SwitchOrganizationForm,
 )
-from accounts.models import Organization
+from accounts.models import Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
     api_tokens_for,
@@ -117,6 +117,12 @@ class PasswordSetView(auth_views.PasswordResetConfirmView):
 
 class InvitationAcceptView(PasswordSetView):
     invitation = True
+
+    def get_user(self, uidb64: str) -> User | None:
+        user = super().get_user(uidb64)
+        # Removed before accepting: the invitation no longer leads to any organization, so it
+        # must not make an account (the link's token outlives the membership).
+        return user if user is not None and user.memberships.exists() else None
 
 
 class PasswordSetDoneView(auth_views.PasswordResetCompleteView):

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
+from accounts.services import membership_remove
 from outbox.models import EmailKind, OutboundEmail
 from tests.personas import PASSWORD
 
@@ -55,6 +56,21 @@ def test_a_new_member_is_invited_and_sets_a_password_through_the_link(
     nina = User.objects.get(email="nina@acme.test")
     assert nina.check_password("a long new passphrase") and nina.preferred_language == "zh-hant"
     assert not client.get(path, follow=True).context["validlink"]  # the link worked once
+
+
+def test_an_invitation_leads_nowhere_once_the_member_was_removed(
+    owner_client, personas, client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(owner_client, personas, "nina@acme.test")
+    path = LINK.search(mail.outbox[0].body).group(1)
+    nina = User.objects.get(email="nina@acme.test")
+    membership_remove(membership=nina.memberships.get(), actor=personas.alice)
+
+    client.logout()
+    page = client.get(path, follow=True)
+    assert not page.context["validlink"]
+    assert not User.objects.get(email="nina@acme.test").has_usable_password()
 
 
 def test_the_invitation_names_the_role_in_the_new_members_language(

@@ -44,6 +44,12 @@ from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
 
+# Every attempt at a run counts (`attempts`), even one whose worker was killed mid-way (out of
+# memory, the hard time limit), which leaves the run `running` for the sweeper to queue again: a
+# run that kills its worker every time would do so for ever. Above what retries alone can reach
+# (a chunk's 1 + 3 tries, then the run's own 1 + 3) and a few lost deliveries.
+MAX_SCORING_ATTEMPTS = 12
+
 
 @lru_cache(maxsize=16)
 def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
@@ -96,6 +102,17 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
     (`tasks.score_assessment_runs`) to fail only the run that fails."""
     started = time.perf_counter()
     ids = sorted(set(run_ids))
+    exhausted = ScoringRun.objects.filter(
+        pk__in=ids,
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
+        attempts__gte=MAX_SCORING_ATTEMPTS,
+    ).values_list("pk", "attempts")
+    for run_id, attempts in exhausted:
+        scoring_run_fail(
+            run_id=run_id,
+            error=f"scoring was interrupted {attempts} times (the worker stopped before it "
+            "finished: out of memory or the time limit?); rescore to try again",
+        )
     # Counted (and marked running) in its own transaction, so a failed attempt still counts.
     ScoringRun.objects.filter(pk__in=ids, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1, dispatched_at=timezone.now()

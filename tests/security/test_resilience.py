@@ -12,6 +12,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from assessments.models import Channel, RunStatus, ScoringRun, TokenFailureCount
+from assessments.scoring_runs import MAX_SCORING_ATTEMPTS
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.tasks import score_assessment_run
@@ -117,6 +118,33 @@ def test_the_sweeper_requeues_a_run_left_running_by_a_dead_worker(
     assert requeue_stuck(now=past_limit) == {"scoring runs": 1, "reports": 0}
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED
+
+
+def test_a_run_that_keeps_killing_its_worker_fails_instead_of_cycling(
+    answered, personas, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(score_assessment_run, "apply_async", lambda *args, **kwargs: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = assessment_submit(assessment=answered, actor=personas.ava, channel=Channel.WEB)
+    # Its worker died mid-way time after time: `running`, every attempt counted.
+    started = timezone.now()
+    ScoringRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, dispatched_at=started, attempts=MAX_SCORING_ATTEMPTS
+    )
+    monkeypatch.undo()
+    past_limit = started + dt.timedelta(seconds=score_assessment_run.time_limit + 60)
+    assert requeue_stuck(now=past_limit) == {"scoring runs": 1, "reports": 0}
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert f"interrupted {MAX_SCORING_ATTEMPTS} times" in run.error
+    answered.refresh_from_db()
+    assert answered.status == "scoring_failed"
+    assert answered.audit_events.filter(action="scoring.failed").exists()
+    # Failed for good: the sweeper has nothing left to queue.
+    later = past_limit + dt.timedelta(hours=1)
+    assert requeue_stuck(now=later) == {"scoring runs": 0, "reports": 0}
 
 
 def test_a_database_that_stays_locked_answers_503_not_500():

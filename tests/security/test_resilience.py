@@ -102,16 +102,30 @@ def test_a_submission_survives_a_broker_that_is_down(
     assert requeue_stuck(now=later + dt.timedelta(hours=1)) == {"scoring runs": 0, "reports": 0}
 
 
-def test_the_sweeper_requeues_a_run_left_running_by_a_dead_worker(
-    answered, personas, settings, monkeypatch, django_capture_on_commit_callbacks
-):
+@pytest.fixture
+def left_running(answered, personas, settings, monkeypatch, django_capture_on_commit_callbacks):
+    """`left_running(attempts)`: submitted, its message lost, then `running` since now (a worker
+    took it and died) after `attempts` attempts. Returns the run and when it started."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(score_assessment_run, "apply_async", lambda *args, **kwargs: None)
-    with django_capture_on_commit_callbacks(execute=True):
-        run = assessment_submit(assessment=answered, actor=personas.ava, channel=Channel.WEB)
-    started = timezone.now()
-    ScoringRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, dispatched_at=started)
-    monkeypatch.undo()
+
+    def make(attempts: int = 1) -> tuple[ScoringRun, dt.datetime]:
+        with monkeypatch.context() as patched:
+            patched.setattr(score_assessment_run, "apply_async", lambda *args, **kwargs: None)
+            with django_capture_on_commit_callbacks(execute=True):
+                run = assessment_submit(
+                    assessment=answered, actor=personas.ava, channel=Channel.WEB
+                )
+        started = timezone.now()
+        ScoringRun.objects.filter(pk=run.pk).update(
+            status=RunStatus.RUNNING, dispatched_at=started, attempts=attempts
+        )
+        return run, started
+
+    return make
+
+
+def test_the_sweeper_requeues_a_run_left_running_by_a_dead_worker(left_running):
+    run, started = left_running()
     within_limit = started + dt.timedelta(seconds=score_assessment_run.time_limit)
     assert requeue_stuck(now=within_limit) == {"scoring runs": 0, "reports": 0}
     past_limit = within_limit + dt.timedelta(seconds=60)
@@ -120,19 +134,9 @@ def test_the_sweeper_requeues_a_run_left_running_by_a_dead_worker(
     assert run.status == RunStatus.SUCCEEDED
 
 
-def test_a_run_that_keeps_killing_its_worker_fails_instead_of_cycling(
-    answered, personas, settings, monkeypatch, django_capture_on_commit_callbacks
-):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(score_assessment_run, "apply_async", lambda *args, **kwargs: None)
-    with django_capture_on_commit_callbacks(execute=True):
-        run = assessment_submit(assessment=answered, actor=personas.ava, channel=Channel.WEB)
+def test_a_run_that_keeps_killing_its_worker_fails_instead_of_cycling(answered, left_running):
     # Its worker died mid-way time after time: `running`, every attempt counted.
-    started = timezone.now()
-    ScoringRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.RUNNING, dispatched_at=started, attempts=MAX_SCORING_ATTEMPTS
-    )
-    monkeypatch.undo()
+    run, started = left_running(attempts=MAX_SCORING_ATTEMPTS)
     past_limit = started + dt.timedelta(seconds=score_assessment_run.time_limit + 60)
     assert requeue_stuck(now=past_limit) == {"scoring runs": 1, "reports": 0}
 

@@ -1,0 +1,59 @@
+"""The autosave's status line ("Kept as a draft at 14:03…", or what is wrong) is announced to
+screen-reader users: it is a live region that stays in the page, and each autosave swaps only
+its text (a live region that is itself replaced is not announced)."""
+
+import pytest
+from django.urls import reverse
+
+from assessments.models import Channel
+from assessments.services.vendor_links import vendor_link_issue
+from tests.html_elements import Elements
+from tests.personas import member_of
+from tests.web.conftest import make_draft
+
+pytestmark = pytest.mark.django_db
+
+
+def elements(response) -> Elements:
+    page = Elements()
+    page.feed(response.content.decode())
+    return page
+
+
+def assert_status_stays(page_response, autosave_response) -> None:
+    page = elements(page_response)
+    (form,) = [e for e in page.all if e["tag"] == "form" and "hx-post" in e["attrs"]]
+    assert form["attrs"].get("hx-swap") == "none", form["attrs"]  # nothing replaced whole
+    assert page.by_id("draft-status")["attrs"].get("role") == "status"
+    status = elements(autosave_response).by_id("draft-status")
+    assert status["attrs"].get("hx-swap-oob") == "innerHTML"
+    assert "Kept as a draft" in status["text"]
+
+
+def test_the_portal_autosave_swaps_only_the_text_of_its_status_line(client, catalog, personas):
+    draft = make_draft(personas)
+    _link, token = vendor_link_issue(
+        assessment=draft,
+        contact_email="kv-team@cloud-inference.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    page = client.get(reverse("portal:section", args=[token, "CTX"]))
+    saved = client.post(
+        reverse("portal:autosave", args=[token, "CTX"]), {"CTX-01": "1M"}, HTTP_HX_REQUEST="true"
+    )
+    assert saved.status_code == 200
+    assert_status_stays(page, saved)
+
+
+def test_the_member_autosave_swaps_only_the_text_of_its_status_line(client, catalog, personas):
+    draft = make_draft(personas)
+    client.force_login(personas.ava)
+    page = client.get(reverse("assessments:edit", args=[draft.pk]))
+    saved = client.post(
+        reverse("assessments:edit_autosave", args=[draft.pk]),
+        {"USE-03": "abc"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert saved.status_code == 200
+    assert_status_stays(page, saved)

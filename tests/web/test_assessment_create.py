@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from assessments.models import Answer, Assessment, AuditEvent
+from tests.html_elements import Elements
 
 from .conftest import QUESTIONNAIRE, make_vendor
 
@@ -205,3 +206,20 @@ def test_another_vendor_of_the_organization_can_be_assessed(client, personas, ve
     client.force_login(personas.alice)
     assert client.post(CREATE, form_data(other)).status_code == 302
     assert Assessment.objects.get().vendor == other
+
+
+def test_each_summary_link_leads_to_a_control_that_takes_the_focus(client, personas, vendor):
+    """Following a link of the error summary puts the keyboard focus on the question: a group
+    of radio buttons or checkboxes is reached through its first option (its wrapper cannot
+    take the focus)."""
+    client.force_login(personas.ava)
+    response = client.post(
+        CREATE, form_data(vendor, **{"USE-01": None, "USE-02": None, "USE-03": "1M"})
+    )
+    assert response.status_code == 400
+    page = Elements()
+    page.feed(response.content.decode())
+    targets = [item["href"].lstrip("#") for item in response.context["error_summary"]]
+    assert len(targets) == 3
+    for target in targets:
+        assert page.by_id(target)["tag"] in {"input", "select", "textarea"}, target

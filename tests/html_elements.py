@@ -8,7 +8,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 
 class Elements(HTMLParser):
-    """Each element's attributes, the ids of its ancestors and its text."""
+    """Each element's attributes, parent, the ids of its ancestors and its text."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -16,7 +16,8 @@ class Elements(HTMLParser):
         self.all: list[dict] = []
 
     def handle_starttag(self, tag, attrs):
-        element = {"tag": tag, "attrs": dict(attrs), "text": "", "ancestors": []}
+        parent = self.stack[-1] if self.stack else None
+        element = {"tag": tag, "attrs": dict(attrs), "text": "", "ancestors": [], "parent": parent}
         element["ancestors"] = [e["attrs"].get("id") for e in self.stack if e["attrs"].get("id")]
         self.all.append(element)
         if tag not in VOID:

@@ -57,3 +57,30 @@ def test_the_member_autosave_swaps_only_the_text_of_its_status_line(client, cata
     )
     assert saved.status_code == 200
     assert_status_stays(page, saved)
+
+
+def test_the_autosave_updates_only_draft_markers_the_page_has(client, catalog, personas):
+    """A question not shown (not applicable) has no marker on the page: the autosave sends
+    none for it (htmx would log an error for each marker it cannot place)."""
+    draft = make_draft(personas)
+    _link, token = vendor_link_issue(
+        assessment=draft,
+        contact_email="kv-team@cloud-inference.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    page = elements(client.get(reverse("portal:section", args=[token, "CTX"])))
+    saved = elements(
+        client.post(
+            reverse("portal:autosave", args=[token, "CTX"]),
+            {"CTX-01": "1M"},
+            HTTP_HX_REQUEST="true",
+        )
+    )
+
+    def markers(parsed):
+        return {
+            e["attrs"]["id"] for e in parsed.all if "draft-marker" in e["attrs"].get("class", "")
+        }
+
+    assert markers(saved) and markers(saved) <= markers(page), markers(saved) - markers(page)

@@ -84,3 +84,27 @@ def test_the_autosave_updates_only_draft_markers_the_page_has(client, catalog, p
         }
 
     assert markers(saved) and markers(saved) <= markers(page), markers(saved) - markers(page)
+
+
+def test_the_status_line_says_which_questions_an_answer_brought_or_took_away(
+    client, catalog, personas
+):
+    """The questions are drawn again when an answer shows or hides some (KV-04 "yes" asks
+    KV-05); a screen-reader user hears which, from the status line."""
+    draft = make_draft(personas)
+    _link, token = vendor_link_issue(
+        assessment=draft,
+        contact_email="kv-team@cloud-inference.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    url = reverse("portal:autosave", args=[token, "KV"])
+    shown = client.post(url, {"KV-04": "yes"}, HTTP_HX_REQUEST="true")
+    assert shown["HX-Trigger"] == "questions-changed"
+    status = " ".join(elements(shown).by_id("draft-status")["text"].split())
+    assert "Now asked because of your answer: KV-05." in status, status
+    hidden = client.post(url, {"KV-04": "no"}, HTTP_HX_REQUEST="true")
+    status = " ".join(elements(hidden).by_id("draft-status")["text"].split())
+    assert "No longer asked: KV-05." in status, status
+    unchanged = client.post(url, {"KV-04": "no"}, HTTP_HX_REQUEST="true")
+    assert "asked" not in elements(unchanged).by_id("draft-status")["text"]

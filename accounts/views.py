@@ -61,7 +61,7 @@ from accounts.tenancy import (
 )
 from core.errors import ServiceError
 from core.queueing import publish
-from core.web import add_errors, confirm_page
+from core.web import add_errors, confirm_page, error_summary
 
 from .decorators import member_page
 
@@ -112,7 +112,10 @@ class PasswordSetView(auth_views.PasswordResetConfirmView):
     invitation = False
 
     def get_context_data(self, **kwargs: object) -> dict[str, object]:
-        return {**super().get_context_data(**kwargs), "invitation": self.invitation}
+        context = super().get_context_data(**kwargs)
+        form = context.get("form")
+        summary = error_summary(form) if isinstance(form, Form) else []
+        return {**context, "invitation": self.invitation, "error_summary": summary}
 
 
 class InvitationAcceptView(PasswordSetView):
@@ -216,6 +219,7 @@ def tokens(request: HttpRequest, context: OrgContext) -> HttpResponse:
         {
             **_page_context(context),
             "form": form,
+            "error_summary": error_summary(form),
             "new_key": new_key,
             "tokens": api_tokens_for(user=request.user, organization=context.organization),
             "organization_tokens": (
@@ -346,15 +350,21 @@ def _render_members(
     page_errors: list[str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
+    add_form = add_form or MemberAddForm()
+    page_errors = page_errors or []
+    summary = error_summary(add_form) + [
+        {"label": "", "message": message, "href": ""} for message in page_errors
+    ]
     return render(
         request,
         "accounts/members.html",
         {
             **_page_context(context),
             "members": members_of(organization=context.organization),
-            "add_form": add_form or MemberAddForm(),
+            "add_form": add_form,
             "role_choices": Role.choices,
-            "page_errors": page_errors or [],
+            "page_errors": page_errors,
+            "error_summary": summary,
         },
         status=status,
     )
@@ -395,7 +405,10 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
                 return redirect("accounts:branding", organization_slug=organization.slug)
         status = 400
     return render(
-        request, "accounts/branding.html", {**_page_context(context), "form": form}, status=status
+        request,
+        "accounts/branding.html",
+        {**_page_context(context), "form": form, "error_summary": error_summary(form)},
+        status=status,
     )
 
 

@@ -160,6 +160,8 @@ def autosave_response(
     except ServiceError as exc:
         status, message = exc.status_code, " ".join(exc.messages)
     fresh = answer_form(answerer, [s.code for s in form.sections], form.language)
+    # in the page's order: what the status line tells a screen-reader user the redraw changed
+    page_codes = [q.code for section in fresh.sections for q in section.questions]
     response = render(
         request,
         "answers/_autosave.html",
@@ -167,6 +169,8 @@ def autosave_response(
             "rows": fresh.rows(),
             "saved_at": format_datetime(timezone.now(), form.language),
             "message": message,
+            "now_asked": [c for c in page_codes if c in hidden_before - fresh.hidden],
+            "no_longer_asked": [c for c in page_codes if c in fresh.hidden - hidden_before],
         },
         status=status,
     )

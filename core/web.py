@@ -40,11 +40,22 @@ def error_summary(*forms_: forms.Form) -> list[dict[str, str]]:
             if name not in form.fields:
                 continue
             bound = form[name]
-            target = bound.id_for_label or f"{bound.auto_id}_0"
+            target = _focus_target(bound)
             label = name if getattr(form.fields[name], "question", None) else str(bound.label)
             for message in field_messages:
                 items.append({"label": label, "message": message, "href": f"#{target}"})
     return items
+
+
+def _focus_target(bound: forms.BoundField) -> str:
+    """The id of the control a summary link should focus: for a group of radio buttons or
+    checkboxes, its first option (the group's wrapper, which some widgets give the field's id,
+    cannot take the focus)."""
+    if isinstance(bound.field.widget, forms.RadioSelect | forms.CheckboxSelectMultiple):
+        for option in bound.subwidgets:
+            if option.id_for_label:
+                return option.id_for_label
+    return bound.id_for_label or f"{bound.auto_id}_0"
 
 
 def confirm_page(

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from accounts.models import Organization
+from tests.html_elements import Elements
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
@@ -202,3 +203,19 @@ def test_an_outsider_cannot_fetch_the_logo(client, personas):
 def test_no_logo_is_404(client, personas):
     client.force_login(personas.vic)
     assert client.get(LOGO).status_code == 404
+
+
+def test_the_saved_notice_is_a_status_holding_a_list(client, personas):
+    """A status role on the list itself would take away its list role, leaving its items
+    outside any list for screen readers (axe: listitem)."""
+    client.force_login(personas.alice)
+    response = client.post(
+        BRANDING, {"report_display_name": "Acme", "brand_colour": ""}, follow=True
+    )
+    page = Elements()
+    page.feed(response.content.decode())
+    (status,) = [e for e in page.all if "messages" in e["attrs"].get("class", "").split()]
+    assert status["attrs"].get("role") == "status" and status["tag"] not in {"ul", "ol"}
+    items = [e for e in page.all if "message" in e["attrs"].get("class", "").split()]
+    assert items and all(item["tag"] == "li" and item["parent"]["tag"] == "ul" for item in items)
+    assert "The branding was saved." in status["text"]

@@ -1,6 +1,8 @@
 import pytest
 from django.contrib.auth import SESSION_KEY
 
+from tests.html_elements import Elements
+
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
 
@@ -31,3 +33,14 @@ def test_it_signs_out_on_post(client, personas):
     assert response.status_code == 302
     assert response["Location"] == "/accounts/login/"
     assert SESSION_KEY not in client.session
+
+
+def test_a_refused_sign_in_puts_the_focus_on_the_message(client, personas):
+    """The page opens on what went wrong (the first element marked autofocus takes the focus),
+    not silently on the email field."""
+    response = client.post("/accounts/login/", {"username": "alice@acme.test", "password": "nope"})
+    page = Elements()
+    page.feed(response.content.decode())
+    (first, *_rest) = [e for e in page.all if "autofocus" in e["attrs"]]
+    assert "error-summary" in first["attrs"].get("class", "") and first["attrs"]["tabindex"] == "-1"
+    assert "correct email address and password" in first["text"]

@@ -128,3 +128,12 @@ def test_an_owner_who_steps_down_is_sent_to_their_organizations(client, personas
         role_url(membership_of(personas.alice, personas.acme)), {"role": "viewer"}
     )
     assert response["Location"] == "/accounts/"
+
+
+def test_each_row_button_names_its_member(client, personas):
+    """Listed by a screen reader (its list of buttons), "Change role" and "Remove" say whose."""
+    client.force_login(personas.alice)
+    body = client.get(MEMBERS).content.decode()
+    for email in ("ava@acme.test", "vic@acme.test"):
+        assert f'Change role<span class="visually-hidden"> {email}</span>' in body
+        assert f'Remove<span class="visually-hidden"> {email}</span>' in body

@@ -24,6 +24,7 @@ from probes.models import ProbeRun, ProbeRunStatus
 from probes.services import probe_run_fail, probe_setup_save
 from reports.context import report_context
 from reports.rendering import report_html
+from tests.html_elements import Elements
 from tests.personas import member_of
 
 from .conftest import make_v2_assessment, probed, rules_fired_by, setup_fields
@@ -278,3 +279,34 @@ def test_only_avia_itself_attaches_and_nobody_removes_a_probe_result(consented, 
     with pytest.raises(ServiceError):
         evidence_remove(evidence=attached, actor=personas.ava, vendor_link=None, channel="web")
     assert EvidenceFile.objects.filter(pk=attached.pk).exists()
+
+
+def test_the_progress_is_announced_from_a_live_region_that_stays_in_the_page(consented, personas):
+    """Polling swaps the progress block whole; the line that says which check runs is a live
+    region outside it whose text alone is swapped, so screen readers announce the change."""
+    probe_setup_save(
+        assessment=consented,
+        actor=personas.ava,
+        **setup_fields(
+            {"key_a": "sk-live-a-0000", "key_b": "sk-live-b-0000"},
+            base_url=f"http://127.0.0.1:{closed_loopback_port()}",
+        ),
+    )
+    client = logged_in(personas.ava)
+    client.post(reverse("probes:run_start", args=[consented.pk]), {"checks": ["oversize"]})
+    run = ProbeRun.objects.get(assessment=consented)
+    progress_url = reverse("probes:run_progress", args=[run.pk])
+    for response in (
+        client.get(page_url(consented)),
+        client.get(progress_url, headers={"HX-Request": "true"}),
+    ):
+        page = Elements()
+        page.feed(response.content.decode())
+        polled = page.by_id("probe-progress")
+        assert "role" not in polled["attrs"] and "aria-live" not in polled["attrs"]
+        assert polled["attrs"]["hx-select"] == "#probe-progress"
+        selected, _, style = polled["attrs"]["hx-select-oob"].partition(":")
+        status = page.by_id(selected.lstrip("#"))
+        assert style == "innerHTML" and status["attrs"]["role"] == "status"
+        assert "probe-progress" not in status["ancestors"]
+        assert "Queued" in status["text"]

@@ -102,7 +102,9 @@ def test_the_status_page_of_a_pending_report_refreshes_itself(
     page = client.get(f"/reports/{report.pk}/")
     download = client.get(f"/reports/{report.pk}/download/")
 
-    assert b'http-equiv="refresh"' in page.content and b"Queued" in page.content
+    # it updates itself in place (htmx), not by reloading: tests/reports/test_status_page.py
+    assert f'hx-get="/reports/{report.pk}/" hx-trigger="every 3s"'.encode() in page.content
+    assert b"Queued" in page.content
     assert download.status_code == 302 and download["Location"] == f"/reports/{report.pk}/"
 
 

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from assessments.models import Answer, Assessment, AuditEvent, Vendor
+from tests.html_elements import Elements
 
 from .conftest import QUESTIONNAIRE, make_vendor
 
@@ -295,3 +296,20 @@ def test_another_organizations_vendor_is_neither_listed_nor_accepted(
     assert response.status_code == 400
     assert "Select a valid choice." in str(response.context["form"].errors["vendor"])
     assert not Assessment.objects.exists()
+
+
+def test_each_summary_link_leads_to_a_control_that_takes_the_focus(client, personas, vendor):
+    """Following a link of the error summary puts the keyboard focus on the question: a group
+    of radio buttons or checkboxes is reached through its first option (its wrapper cannot
+    take the focus)."""
+    client.force_login(personas.ava)
+    response = client.post(
+        CREATE, form_data(vendor, **{"USE-01": None, "USE-02": None, "USE-03": "1M"})
+    )
+    assert response.status_code == 400
+    page = Elements()
+    page.feed(response.content.decode())
+    targets = [item["href"].lstrip("#") for item in response.context["error_summary"]]
+    assert len(targets) == 3
+    for target in targets:
+        assert page.by_id(target)["tag"] in {"input", "select", "textarea"}, target

@@ -5,6 +5,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from tests.html_elements import Elements
+
 from .conftest import make_draft, make_scored, make_vendor
 
 COMPARE = reverse("assessments:compare")
@@ -97,3 +99,19 @@ def test_comparing_five_costs_no_more_queries_than_comparing_two(
         return len(captured.captured_queries)
 
     assert queries(ids[:2]) == queries(ids)
+
+
+def test_each_landmark_of_the_comparison_has_a_name_of_its_own(client, personas, pair):
+    """A screen reader's list of landmarks shows every region once: the scrolling tables are
+    named by their captions, not by the heading of the section around them."""
+    client.force_login(personas.vic)
+    page = Elements()
+    page.feed(client.get(COMPARE, {"assessments": [p.pk for p in pair]}).content.decode())
+    landmarks = [
+        e["attrs"]["aria-labelledby"]
+        for e in page.all
+        if "aria-labelledby" in e["attrs"]
+        and (e["tag"] == "section" or e["attrs"].get("role") == "region")
+    ]
+    assert len(landmarks) >= 4
+    assert len(landmarks) == len(set(landmarks)), landmarks

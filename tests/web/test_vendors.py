@@ -127,3 +127,15 @@ def test_a_search_by_name_counts_what_vendors_are_called_now(client, personas):
 
     assert [v.name for v in response.context["vendors"]] == ["Alpha Models", "Alpha Tokens"]
     assert response.context["page"].paginator.count == 2
+
+
+def test_the_edit_page_is_titled_as_an_edit_not_as_the_vendors_assessment(client, personas):
+    """Its title names what the page does (the assessment page is titled by the vendor's
+    name alone), in both languages."""
+    vendor = make_vendor(personas, "Title Check AI")
+    client.force_login(personas.ava)
+    url = reverse("assessments:vendor_edit", args=[vendor.pk])
+    assert "<title>Edit Title Check AI · AVIA</title>" in client.get(url).content.decode()
+    client.cookies["django_language"] = "zh-hant"
+    chinese = client.get(url).content.decode()
+    assert "<title>編輯 Title Check AI · AVIA</title>" in chinese

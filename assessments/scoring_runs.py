@@ -91,16 +91,11 @@ def scoring_run_execute(*, run_id: int) -> ScoringRun | None:
     return scoring_runs_execute(run_ids=[run_id]).get(run_id)
 
 
-def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
-    """Score the assessments of several runs in one transaction, with a fixed number of
-    queries whatever their number (answers, evidence, findings, runs, assessments and the
-    audit trail each read or written in one go). Returns the runs that exist, by id.
-
-    The same rules as for one run: a finished run is left alone, a run older than the
-    assessment's latest is marked superseded, findings are replaced (never duplicated). An
-    error fails the whole batch, so a caller with several runs retries them one by one
-    (`tasks.score_assessment_runs`) to fail only the run that fails."""
-    started = time.perf_counter()
+def scoring_runs_claim(*, run_ids: Sequence[int]) -> None:
+    """Count an attempt at each unfinished run (marking it running), and fail those tried
+    MAX_SCORING_ATTEMPTS times already. Its own commit, before any scoring: an attempt whose
+    worker is killed mid-way still counts. `scoring_runs_execute` claims its runs itself unless
+    its caller, scoring inside a transaction of its own (a rescore chunk), claimed them first."""
     ids = sorted(set(run_ids))
     exhausted = ScoringRun.objects.filter(
         pk__in=ids,
@@ -113,10 +108,25 @@ def scoring_runs_execute(*, run_ids: Sequence[int]) -> dict[int, ScoringRun]:
             error=f"scoring was interrupted {attempts} times (the worker stopped before it "
             "finished: out of memory or the time limit?); rescore to try again",
         )
-    # Counted (and marked running) in its own transaction, so a failed attempt still counts.
     ScoringRun.objects.filter(pk__in=ids, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
         status=RunStatus.RUNNING, attempts=F("attempts") + 1, dispatched_at=timezone.now()
     )
+
+
+def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> dict[int, ScoringRun]:
+    """Score the assessments of several runs in one transaction, with a fixed number of
+    queries whatever their number (answers, evidence, findings, runs, assessments and the
+    audit trail each read or written in one go). Returns the runs that exist, by id.
+
+    The same rules as for one run: a finished run is left alone, a run older than the
+    assessment's latest is marked superseded, findings are replaced (never duplicated). An
+    error fails the whole batch, so a caller with several runs retries them one by one
+    (`tasks.score_assessment_runs`) to fail only the run that fails. `claimed`: the caller
+    has counted this attempt already (`scoring_runs_claim`)."""
+    started = time.perf_counter()
+    ids = sorted(set(run_ids))
+    if not claimed:
+        scoring_runs_claim(run_ids=ids)
     with transaction.atomic():
         # Rows are locked in id order (runs, then assessments), so two batches cannot deadlock;
         # only these rows are locked (`of`), and the catalogue's contents are not read: the

@@ -34,7 +34,7 @@ from assessments.audit import audit_record
 from assessments.bulk import update_fields
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
 from assessments.queueing import publish, publish_on_commit
-from assessments.scoring_runs import scoring_run_fail, scoring_runs_execute
+from assessments.scoring_runs import scoring_run_fail, scoring_runs_claim, scoring_runs_execute
 from assessments.services.submission import scoring_runs_create
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
@@ -303,6 +303,10 @@ def _items_score(items: Sequence[RescoreItem]) -> int:
     both. Returns how many items this call finished."""
     if not items:
         return 0
+    # The attempt is counted before the transaction below: a worker killed while scoring rolls
+    # that back, and a run that kills its worker every time must still reach the cap.
+    run_ids = [item.run_id for item in items if item.run_id is not None]
+    scoring_runs_claim(run_ids=run_ids)
     with transaction.atomic():
         # The items are locked first (another delivery of the chunk waits here, then finds
         # them finished), and what does not depend on the new runs is read before scoring:
@@ -311,7 +315,7 @@ def _items_score(items: Sequence[RescoreItem]) -> int:
         if not open_items:
             return 0
         before = _rules_of([item.before_run_id for item in open_items if item.before_run_id])
-        runs = scoring_runs_execute(run_ids=[item.run_id for item in open_items])
+        runs = scoring_runs_execute(run_ids=[item.run_id for item in open_items], claimed=True)
         return _items_finish(open_items, runs, before)
 
 

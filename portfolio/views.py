@@ -18,7 +18,7 @@ from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.forms import ReassessForm
-from assessments.models import Assessment, Channel, RenewalReason
+from assessments.models import Channel, RenewalReason
 from assessments.reassessment import (
     reassessment_policy_for,
     reassessment_policy_update,
@@ -72,15 +72,16 @@ def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
     # A page of them, counted from the cache (a new ruleset makes the whole portfolio a
     # candidate: the page must not read every one). Scoring moves the assessments' version, a
     # rename the vendors' (the filter searches their names).
-    version = (
-        assessments_changed_at(organization=org.organization),
-        vendors_changed_at(organization=org.organization),
-    )
-    page = CountedPaginator(
-        candidates if candidates is not None else Assessment.objects.none(),
-        PAGE_SIZE,
-        version=version,
-    ).get_page(request.GET.get("page"))
+    if candidates is None:  # no ruleset loaded yet: nothing to list
+        page = Paginator([], PAGE_SIZE).get_page(1)
+    else:
+        version = (
+            assessments_changed_at(organization=org.organization),
+            vendors_changed_at(organization=org.organization),
+        )
+        page = CountedPaginator(candidates, PAGE_SIZE, version=version).get_page(
+            request.GET.get("page")
+        )
     query = request.GET.copy()
     query.pop("page", None)
     return render(

@@ -94,8 +94,15 @@ echo "Reference vendors: launch-day ${vendor_urls[launch-day]}, remediated ${ven
 # The demo is scored (and probed) in-process; started afterwards, the worker finds it done.
 # Its accounts get the published password only while no other machine reaches the site
 # (ALLOWED_HOSTS): otherwise a random one, which the command prints and this banner repeats.
+# Listening beyond loopback (HOST, or GUNICORN_BIND) also means other machines reach it, even
+# with ALLOWED_HOSTS left local (any client can send "Host: localhost").
+demo_args=()
+case "${GUNICORN_BIND:-$HOST}" in
+  127.*|localhost|localhost:*|::1|\[::1\]*) ;;
+  *) demo_args=(--password "$(python -c 'import secrets; print(secrets.token_urlsafe(12))')") ;;
+esac
 demo_output=$(python manage.py load_demo --launch-day-vendor "${vendor_urls[launch-day]}" \
-  --remediated-vendor "${vendor_urls[remediated]}")
+  --remediated-vendor "${vendor_urls[remediated]}" "${demo_args[@]}")
 printf '%s\n' "$demo_output"
 demo_password=$(printf '%s\n' "$demo_output" | sed -n 's/^demo password: //p' | tail -n 1)
 if [[ $with_worker == 1 ]]; then

@@ -19,6 +19,7 @@ ACTION_LABELS = {
     "assessment.created": _("Assessment created"),
     "assessment.updated": _("Due date changed"),
     "answers.saved": _("Answers saved"),
+    "answers.imported": _("Answers imported from a workbook"),
     "evidence.uploaded": _("Evidence file uploaded"),
     "evidence.removed": _("Evidence file removed"),
     "vendor_link.issued": _("Private link sent to the vendor"),

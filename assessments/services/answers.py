@@ -152,16 +152,19 @@ def editable_codes(assessment: Assessment, vendor_link: VendorLink | None) -> se
         codes &= set(
             assessment.answers.filter(reopened=True).values_list("question_code", flat=True)
         )
-        reopened_blank = set(
+        review = (
             assessment.reviews.filter(decision=ReviewDecision.CHANGES_REQUESTED)
-            .values_list("reopened_codes", flat=True)
+            .values_list("reopened_codes", "run__answers_snapshot")
             .first()
-            or []
         )
-        codes |= reopened_blank & vendor_question_codes(spec)
+        reopened_blank, reviewed = review or ([], {})
+        codes |= set(reopened_blank or []) & vendor_question_codes(spec)
+        reviewed = reviewed or {}
         # A changed answer may open questions that were not asked before (PRF-07 now "yes"
-        # asks PRF-08): they are the vendor's to answer too, or it could never submit again.
-        codes |= visibility_for(spec).follow_ups(codes) & vendor_question_codes(spec)
+        # asks PRF-08): those the reviewed run had no answer to are the vendor's to answer
+        # too, or it could never submit again. Those it had stay as the reviewer left them.
+        opened = visibility_for(spec).follow_ups(codes) & vendor_question_codes(spec)
+        codes |= {code for code in opened if reviewed.get(code) is None}
     return codes
 
 

@@ -33,27 +33,31 @@ def vendor_answers() -> dict:
     }
 
 
-def submitted_then_reopened(
-    assessment, link, personas, inline_scoring, *, reopen: list[str], message: str, answers=None
-) -> None:
-    """The vendor answers through its link (`answers`, the launch-day file by default) and
-    submits; it is scored, and Rex requests changes to `reopen` with `message`."""
-    answers_save(
-        assessment=assessment,
-        answers=vendor_answers() if answers is None else answers,
-        vendor_link=link,
-        channel=Channel.VENDOR_LINK,
-    )
-    with inline_scoring():
-        assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
-    review_record(
-        assessment=assessment,
-        member=member_of(personas.rex),
-        decision=ReviewDecision.CHANGES_REQUESTED,
-        channel=Channel.WEB,
-        message=message,
-        reopen_codes=reopen,
-    )
+@pytest.fixture
+def submitted_then_reopened(assessment, link, personas, inline_scoring):
+    """`submitted_then_reopened(reopen=[codes], message=…, answers=None)`: the vendor answers
+    through its link (`answers`, the launch-day file by default) and submits; it is scored,
+    and Rex requests changes to `reopen` with `message`."""
+
+    def make(*, reopen: list[str], message: str, answers=None) -> None:
+        answers_save(
+            assessment=assessment,
+            answers=vendor_answers() if answers is None else answers,
+            vendor_link=link,
+            channel=Channel.VENDOR_LINK,
+        )
+        with inline_scoring():
+            assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+        review_record(
+            assessment=assessment,
+            member=member_of(personas.rex),
+            decision=ReviewDecision.CHANGES_REQUESTED,
+            channel=Channel.WEB,
+            message=message,
+            reopen_codes=reopen,
+        )
+
+    return make
 
 
 def portal_url(token: str, name: str = "landing", *args) -> str:

@@ -6,7 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from assessments.models import Channel, EvidenceFile
 from assessments.services.evidence import evidence_add
 
-from .conftest import log_upload, portal_url, submitted_then_reopened
+from .conftest import log_upload, portal_url
 
 pytestmark = pytest.mark.urls("tests.portal.urls")
 
@@ -101,7 +101,7 @@ def test_an_upload_without_a_file_keeps_what_was_typed(client, token, assessment
 
 
 def test_after_request_changes_files_of_closed_questions_stay(
-    client, token, assessment, link, personas, inline_scoring
+    client, token, assessment, link, personas, inline_scoring, submitted_then_reopened
 ):
     evidence = evidence_add(
         assessment=assessment,
@@ -111,10 +111,6 @@ def test_after_request_changes_files_of_closed_questions_stay(
         channel=Channel.VENDOR_LINK,
     )
     submitted_then_reopened(
-        assessment,
-        link,
-        personas,
-        inline_scoring,
         reopen=["CTX-03"],
         message="Give the decode pool.",
     )

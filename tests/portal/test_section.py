@@ -8,7 +8,7 @@ from assessments.models import Answer, AnswerRevision, Channel
 from assessments.services.answers import answer_values, answers_save
 from assessments.services.submission import assessment_submit
 
-from .conftest import portal_url, submitted_then_reopened, vendor_answers
+from .conftest import portal_url, vendor_answers
 
 pytestmark = pytest.mark.urls("tests.portal.urls")
 
@@ -171,13 +171,9 @@ def test_a_submitted_assessment_is_read_only(client, token, assessment, link, in
 
 
 def test_after_request_changes_only_reopened_questions_are_editable(
-    client, token, assessment, link, personas, inline_scoring
+    client, token, assessment, submitted_then_reopened
 ):
     submitted_then_reopened(
-        assessment,
-        link,
-        personas,
-        inline_scoring,
         reopen=["CTX-02"],
         message="Please give the decode pool from the log.",
     )
@@ -222,7 +218,7 @@ def test_without_javascript_a_save_that_opens_required_follow_ups_names_and_link
 
 
 def test_a_reopened_answer_that_opens_follow_ups_lets_the_vendor_answer_them(
-    client, token, assessment, link, personas, inline_scoring
+    client, token, assessment, link, inline_scoring, submitted_then_reopened
 ):
     """Not disaggregated at first; the reviewer re-opens PRF-07, the vendor now says yes: the
     questions that answer opens (PRF-08, the KV transfer backend, …) are the vendor's to answer,
@@ -232,10 +228,6 @@ def test_a_reopened_answer_that_opens_follow_ups_lets_the_vendor_answer_them(
     assert "PRF-08" in follow_ups
     first = {k: v for k, v in vendor_answers().items() if k not in follow_ups} | {"PRF-07": "no"}
     submitted_then_reopened(
-        assessment,
-        link,
-        personas,
-        inline_scoring,
         reopen=["PRF-07"],
         message="Your status page says prefill and decode run apart.",
         answers=first,
@@ -257,3 +249,17 @@ def test_a_reopened_answer_that_opens_follow_ups_lets_the_vendor_answer_them(
     }
     with inline_scoring():
         assessment_submit(assessment=assessment, vendor_link=link, channel=Channel.VENDOR_LINK)
+
+
+def test_reopening_a_question_leaves_its_answered_follow_ups_as_they_were(
+    client, token, submitted_then_reopened
+):
+    """PRF-07 was "yes" and PRF-08 answered when the reviewer re-opened PRF-07 alone: PRF-08 is
+    not the vendor's to change in this round."""
+    submitted_then_reopened(
+        reopen=["PRF-07"],
+        message="Confirm prefill and decode run apart.",
+    )
+    page = client.get(portal_url(token, "section", "PRF")).content.decode()
+    assert 'name="PRF-07"' in page
+    assert 'name="PRF-08"' not in page

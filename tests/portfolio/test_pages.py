@@ -15,6 +15,7 @@ from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
 from portfolio.models import BatchStatus, RescoreBatch
 from portfolio.selectors import batch_changes
+from scoring.models import Ruleset
 
 from .conftest import V1, V2, expected
 
@@ -237,3 +238,12 @@ def test_the_pages_read_in_traditional_chinese(client, personas, portfolio):
     for url in (RESCORE, reverse("portfolio:policy"), reverse("portfolio:outbox")):
         html = client.get(url).content.decode()
         assert "Scored with an older ruleset" not in html and "Reassessment policy" not in html
+
+
+def test_before_any_ruleset_is_loaded_the_page_says_so(client, personas):
+    Ruleset.objects.all().delete()  # (the package's catalogue, if loaded: rolled back after)
+    client.force_login(personas.vic)
+    page = client.get(RESCORE)
+    assert page.status_code == 200
+    assert "No ruleset is loaded yet." in page.content.decode()
+    assert list(page.context["page"]) == []

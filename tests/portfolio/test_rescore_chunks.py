@@ -21,6 +21,7 @@ from assessments.models import (
     ScoringRun,
 )
 from assessments.reassessment import reassessment_policy_for
+from assessments.scoring_runs import MAX_SCORING_ATTEMPTS
 from assessments.services.reviews import review_record
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from portfolio.selectors import batch_changes, batch_changes_page
@@ -167,3 +168,26 @@ def test_the_impact_is_ordered_and_paged_by_the_database_without_the_runs_docume
     assert list(first) + list(second) == changes
     assert first.paginator.count == 6
     assert worse == sum(1 for c in changes if c.tier_change > 0 or c.score_change > 0)
+
+
+def test_a_chunk_that_keeps_killing_its_worker_fails_its_runs_instead_of_cycling(
+    outdated, personas, monkeypatch
+):
+    batch, items = batch_of(personas, outdated[:2])
+    with monkeypatch.context() as patched:
+
+        def killed(**kwargs):  # the worker dies while scoring: the chunk's transaction is lost
+            raise OperationalError("server closed the connection unexpectedly")
+
+        patched.setattr("portfolio.services.scoring_runs_execute", killed)
+        for _ in range(MAX_SCORING_ATTEMPTS):
+            with pytest.raises(OperationalError):
+                rescore_chunk_run(batch_id=batch.pk, item_ids=items)
+    # Each attempt counted although its transaction was rolled back: the next one fails them.
+    rescore_chunk_run(batch_id=batch.pk, item_ids=items)
+
+    for item in RescoreItem.objects.filter(batch=batch).select_related("run"):
+        assert item.run.status == RunStatus.FAILED
+        assert f"interrupted {MAX_SCORING_ATTEMPTS} times" in item.run.error
+        assert item.state == ItemState.FAILED
+    assert RescoreBatch.objects.get(pk=batch.pk).status == BatchStatus.FAILED

@@ -51,3 +51,11 @@ def test_the_published_password_is_refused_for_such_a_site(catalog, settings):
     settings.ALLOWED_HOSTS = ["avia.example.com"]
     with pytest.raises(CommandError, match="avia.example.com"):
         load_demo("--password", DEMO_PASSWORD)
+
+
+def test_the_printed_password_works_after_the_site_was_public(catalog, settings):
+    settings.ALLOWED_HOSTS = ["10.0.0.7"]
+    load_demo()
+    settings.ALLOWED_HOSTS = ["localhost"]
+    assert printed_password(load_demo()) == DEMO_PASSWORD
+    assert signs_in(DEMO_PASSWORD)

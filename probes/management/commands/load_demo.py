@@ -7,7 +7,8 @@ remediated one that passes, both scored with ruleset v2. Idempotent.
 
 The demo accounts' password is the published one (DEMO_PASSWORD) only for a site that no other
 machine reaches (ALLOWED_HOSTS names only local hosts); otherwise they get a random one (or
-`--password`), set again on every run, and the command prints it.
+`--password`; `make run` gives one when it listens beyond loopback). Whatever it is, it is set
+on the demo accounts on every run, and the command prints it.
 
 It lives in the probes app because it uses both apps' services (probes sit above assessments).
 """
@@ -94,7 +95,7 @@ class Command(BaseCommand):
                 user = User.objects.create_user(
                     email=email, password=password, first_name=first, last_name=last
                 )
-            elif password != DEMO_PASSWORD:  # the one printed below is the one that works
+            elif not user.check_password(password):  # the one printed below must work
                 user.set_password(password)
                 user.save(update_fields=["password"])
             Membership.objects.get_or_create(

@@ -55,6 +55,9 @@ def _focus_target(bound: forms.BoundField) -> str:
         for option in bound.subwidgets:
             if option.id_for_label:
                 return option.id_for_label
+        # No option on the page (a search that found nothing): the field itself, as
+        # `assessments/_field.html` wraps it.
+        return f"field-{bound.auto_id}"
     return bound.id_for_label or f"{bound.auto_id}_0"
 
 

@@ -313,3 +313,16 @@ def test_each_summary_link_leads_to_a_control_that_takes_the_focus(client, perso
     assert len(targets) == 3
     for target in targets:
         assert page.by_id(target)["tag"] in {"input", "select", "textarea"}, target
+
+
+def test_with_no_vendor_listed_the_summary_links_to_the_vendor_field(
+    client, personas, many_vendors
+):
+    client.force_login(personas.ava)
+    response = client.post(
+        CREATE + "?q=Nobody", form_data(many_vendors["Beta Tokens"], vendor=None)
+    )
+    assert response.status_code == 400
+    (item,) = [i for i in response.context["error_summary"] if i["label"] == "Vendor"]
+    assert item["href"] == "#field-id_vendor"
+    assert 'id="field-id_vendor"' in response.content.decode()

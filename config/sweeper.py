@@ -23,8 +23,8 @@ from django.db.models import Model, Q
 from django.utils import timezone
 
 from assessments.models import RunStatus, ScoringRun
-from assessments.queueing import publish
 from assessments.tasks import score_assessment_run
+from core.queueing import publish
 from reports.models import Report, ReportStatus
 from reports.tasks import render_report_task
 

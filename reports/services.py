@@ -26,8 +26,8 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
-from assessments.queueing import publish_on_commit
 from core.errors import ConflictError, ServiceError
+from core.queueing import publish_on_commit
 
 from .context import report_context
 from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus

@@ -13,6 +13,7 @@ from accounts.models import Organization, User
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
+from core.queueing import publish_on_commit
 from questionnaires.spec import version_key
 from questionnaires.validation import missing_required
 from scoring.models import Ruleset
@@ -23,7 +24,6 @@ from ..models import (
     ScoringRun,
     VendorLink,
 )
-from ..queueing import publish_on_commit
 from .answers import answer_values
 from .guards import require_member, transition
 

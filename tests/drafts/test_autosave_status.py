@@ -30,14 +30,19 @@ def assert_status_stays(page_response, autosave_response) -> None:
     assert "Kept as a draft" in status["text"]
 
 
-def test_the_portal_autosave_swaps_only_the_text_of_its_status_line(client, catalog, personas):
-    draft = make_draft(personas)
+@pytest.fixture
+def token(catalog, personas) -> str:
+    """The private link to a fresh draft of Acme, as its vendor contact got it."""
     _link, token = vendor_link_issue(
-        assessment=draft,
+        assessment=make_draft(personas),
         contact_email="kv-team@cloud-inference.test",
         member=member_of(personas.ava),
         channel=Channel.WEB,
     )
+    return token
+
+
+def test_the_portal_autosave_swaps_only_the_text_of_its_status_line(client, token):
     page = client.get(reverse("portal:section", args=[token, "CTX"]))
     saved = client.post(
         reverse("portal:autosave", args=[token, "CTX"]), {"CTX-01": "1M"}, HTTP_HX_REQUEST="true"
@@ -59,16 +64,9 @@ def test_the_member_autosave_swaps_only_the_text_of_its_status_line(client, cata
     assert_status_stays(page, saved)
 
 
-def test_the_autosave_updates_only_draft_markers_the_page_has(client, catalog, personas):
+def test_the_autosave_updates_only_draft_markers_the_page_has(client, token):
     """A question not shown (not applicable) has no marker on the page: the autosave sends
     none for it (htmx would log an error for each marker it cannot place)."""
-    draft = make_draft(personas)
-    _link, token = vendor_link_issue(
-        assessment=draft,
-        contact_email="kv-team@cloud-inference.test",
-        member=member_of(personas.ava),
-        channel=Channel.WEB,
-    )
     page = elements(client.get(reverse("portal:section", args=[token, "CTX"])))
     saved = elements(
         client.post(
@@ -86,18 +84,9 @@ def test_the_autosave_updates_only_draft_markers_the_page_has(client, catalog, p
     assert markers(saved) and markers(saved) <= markers(page), markers(saved) - markers(page)
 
 
-def test_the_status_line_says_which_questions_an_answer_brought_or_took_away(
-    client, catalog, personas
-):
+def test_the_status_line_says_which_questions_an_answer_brought_or_took_away(client, token):
     """The questions are drawn again when an answer shows or hides some (KV-04 "yes" asks
     KV-05); a screen-reader user hears which, from the status line."""
-    draft = make_draft(personas)
-    _link, token = vendor_link_issue(
-        assessment=draft,
-        contact_email="kv-team@cloud-inference.test",
-        member=member_of(personas.ava),
-        channel=Channel.WEB,
-    )
     url = reverse("portal:autosave", args=[token, "KV"])
     shown = client.post(url, {"KV-04": "yes"}, HTTP_HX_REQUEST="true")
     assert shown["HX-Trigger"] == "questions-changed"

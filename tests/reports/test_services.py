@@ -254,8 +254,8 @@ def test_a_failed_report_stays_failed(scored, personas, inline_tasks, monkeypatc
 # -- a report of an older run --------------------------------------------------------------
 
 
-def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inline_tasks):
-    first_run = scored.latest_run
+def ask_for_output_consistency_tests(scored, personas) -> None:
+    """Rex asks for changes to ISO-01 (no output-consistency tests, a finding of the run)."""
     review_record(
         assessment=scored,
         member=member_of(personas.rex),
@@ -264,6 +264,11 @@ def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inl
         reopen_codes=["ISO-01"],
         channel=Channel.WEB,
     )
+
+
+def test_a_report_of_an_older_run_shows_that_run_as_it_was(scored, personas, inline_tasks):
+    first_run = scored.latest_run
+    ask_for_output_consistency_tests(scored, personas)
     answers_save(
         assessment=scored,
         answers={"ISO-01": "yes"},
@@ -310,14 +315,7 @@ def test_a_report_of_an_older_run_gives_the_submission_that_run_scored(
 
     first_run = scored.latest_run
     first_submitted = scored.submitted_at
-    review_record(
-        assessment=scored,
-        member=member_of(personas.rex),
-        decision="changes_requested",
-        message="Add output-consistency tests.",
-        reopen_codes=["ISO-01"],
-        channel=Channel.WEB,
-    )
+    ask_for_output_consistency_tests(scored, personas)
     with time_machine.travel(timezone.now() + dt.timedelta(days=40)):
         answers_save(
             assessment=scored, answers={"ISO-01": "yes"}, actor=personas.ava, channel=Channel.WEB

@@ -103,11 +103,17 @@ def test_a_member_without_a_device_is_sent_to_enrolment_from_every_page(required
     assert response["Location"].startswith("/accounts/two-factor/?next=")
 
 
+def ava_with_her_password_only() -> Client:
+    """Ava's browser after her password, before any second factor."""
+    client = Client()
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    return client
+
+
 def test_a_member_with_a_device_must_verify_before_anything(required, settings):
     settings.OTP_TOTP_THROTTLE_FACTOR = 0  # else the wrong code below delays the right one 1 s
     device, backup_codes = enrol(required.ava)
-    client = Client()
-    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    client = ava_with_her_password_only()
     response = client.get("/vendors/")
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/two-factor/verify/?next=")
@@ -190,8 +196,7 @@ def test_a_password_only_session_cannot_replace_the_authenticator(required, sett
     """Replacing the authenticator (a new secret, then a code from it) signs the session in as
     verified: with only the password it would bypass the second factor altogether."""
     device, _codes = enrol(required.ava)
-    client = Client()
-    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    client = ava_with_her_password_only()
     page = client.get("/accounts/two-factor/?replace=1")
     assert page.status_code == 302
     assert page["Location"].startswith("/accounts/two-factor/verify/")
@@ -211,8 +216,7 @@ def test_a_member_who_set_up_two_factor_is_asked_for_a_code_without_any_policy(p
     of hers requires it, yet her password alone must not open her pages or the API."""
     device, _codes = enrol(personas.ava)
     assert personas.acme.require_two_factor is False
-    client = Client()
-    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    client = ava_with_her_password_only()
     response = client.get("/vendors/")
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/two-factor/verify/?next=")
@@ -233,8 +237,7 @@ def test_passing_the_second_factor_gives_the_session_a_new_key(required):
     """A session key seen while only the password was given (a shared screen, a log) must not
     become a verified session: verifying, and confirming a first authenticator, cycle it."""
     device, _codes = enrol(required.ava)
-    client = Client()
-    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 302
+    client = ava_with_her_password_only()
     password_only = client.cookies["sessionid"].value
     verified = client.post("/accounts/two-factor/verify/", {"code": code_of(device, step=1)})
     assert verified.status_code == 302

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.paginator import Page
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import translation
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
+from config.pagination import CountedPaginator
 
 from .. import selectors
 from ..models import CLOSED_STATUSES, OPEN_STATUSES, Assessment, AssessmentStatus  # noqa: F401
@@ -31,6 +33,16 @@ def vendor_search(request: HttpRequest) -> str:
     """A list's search by vendor name (`?q=`), as its query can take it: at most 200
     characters and no NUL (PostgreSQL refuses one in a query's text, a 500; no name holds one)."""
     return request.GET.get("q", "").replace("\x00", "").strip()[:200]
+
+
+def vendors_page(org: OrgContext, query: str, number: object, *, per_page: int) -> Page:
+    """A page of the organization's vendors by name, those whose name contains `query` when
+    given; counted from the cache (a rename or a new vendor moves its version)."""
+    vendors = selectors.vendors_for(organization=org.organization).order_by("name")
+    if query:
+        vendors = vendors.filter(name__icontains=query)
+    version = selectors.vendors_changed_at(organization=org.organization)
+    return CountedPaginator(vendors, per_page, version=version).get_page(number)
 
 
 def capabilities(org: OrgContext) -> dict[str, bool]:

@@ -13,7 +13,6 @@ from django.utils.translation import gettext as _
 
 from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
-from config.pagination import CountedPaginator
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
 
@@ -21,7 +20,14 @@ from .. import forms as web_forms
 from .. import selectors
 from ..models import AssessmentStatus, Channel, RiskTier
 from ..services import vendors as vendor_services
-from .common import OPEN_STATUSES, PAGE_SIZE, capabilities, list_rows, vendor_search
+from .common import (
+    OPEN_STATUSES,
+    PAGE_SIZE,
+    capabilities,
+    list_rows,
+    vendor_search,
+    vendors_page,
+)
 
 
 @member_page
@@ -87,14 +93,10 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
 
 @member_page
 def vendor_list(request: HttpRequest, org: OrgContext) -> HttpResponse:
-    vendors = selectors.vendors_for(organization=org.organization).order_by("name")
     query = vendor_search(request)
-    if query:
-        vendors = vendors.filter(name__icontains=query)
     # A page of vendors by name (the unique index), counted from the cache; their assessments
     # are counted for this page only.
-    version = selectors.vendors_changed_at(organization=org.organization)
-    page = CountedPaginator(vendors, PAGE_SIZE, version=version).get_page(request.GET.get("page"))
+    page = vendors_page(org, query, request.GET.get("page"), per_page=PAGE_SIZE)
     counts = selectors.vendor_assessment_counts(
         organization=org.organization, vendors=list(page.object_list)
     )

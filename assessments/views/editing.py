@@ -18,7 +18,6 @@ from django.views.decorators.http import require_POST
 from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.pagination import CountedPaginator
 from core.errors import ServiceError
 from core.text import is_ascii_number
 from core.web import add_errors, error_summary
@@ -32,7 +31,7 @@ from ..answering import Answerer, answer_form, autosave_response, keep_drafts, s
 from ..lifecycle import EDITABLE_STATUSES
 from ..models import Channel, Vendor
 from ..services import answers as answer_services
-from .common import assessment_for, assessment_tabs, page_language, vendor_search
+from .common import assessment_for, assessment_tabs, page_language, vendor_search, vendors_page
 
 # How many vendors a new assessment's form lists at once (a search finds the others).
 VENDOR_CHOICES_SHOWN = 10
@@ -167,11 +166,7 @@ def _vendor_choices(org: OrgContext, query: str, *, chosen: str) -> tuple[list[V
     """The vendors a new assessment's form offers, and how many match `query` in all: the
     first VENDOR_CHOICES_SHOWN by name (an organization may hold thousands, and a page must not
     list them all), the chosen one first when it is not among them."""
-    vendors = selectors.vendors_for(organization=org.organization).order_by("name")
-    if query:
-        vendors = vendors.filter(name__icontains=query)
-    version = selectors.vendors_changed_at(organization=org.organization)
-    page = CountedPaginator(vendors, VENDOR_CHOICES_SHOWN, version=version).page(1)
+    page = vendors_page(org, query, 1, per_page=VENDOR_CHOICES_SHOWN)
     shown = list(page.object_list)
     if is_ascii_number(chosen) and len(chosen) < 19 and all(v.pk != int(chosen) for v in shown):
         shown[:0] = selectors.vendors_for(organization=org.organization).filter(pk=int(chosen))

@@ -13,6 +13,7 @@ from accounts.validators import (
     logo_content_type,
     validate_brand_colour,
 )
+from core.ids import IdField
 
 
 class EmailAuthenticationForm(AuthenticationForm):
@@ -28,7 +29,7 @@ class EmailAuthenticationForm(AuthenticationForm):
 
 
 class SwitchOrganizationForm(forms.Form):
-    organization_id = forms.IntegerField(widget=forms.HiddenInput)
+    organization_id = IdField()
 
 
 class ApiTokenCreateForm(forms.Form):

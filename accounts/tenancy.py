@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import ApiToken, Membership, Organization, User
 from accounts.roles import Role, role_can
 from core.errors import ForbiddenError
+from core.ids import parse_id
 
 SESSION_KEY = "current_org_id"
 
@@ -135,12 +136,11 @@ def switch_organization(*, request: HttpRequest, organization_id: int) -> OrgCon
 def _context(*, user: User, organization_id: object) -> OrgContext | None:
     if not user.is_authenticated or not user.is_active:
         return None
-    try:
-        organization_id = int(organization_id)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+    bounded_id = parse_id(organization_id)
+    if bounded_id is None:
         return None
     membership = (
-        Membership.objects.filter(user=user, organization_id=organization_id)
+        Membership.objects.filter(user=user, organization_id=bounded_id)
         .select_related("organization")
         .defer("organization__logo")
         .first()

@@ -23,12 +23,12 @@ from rest_framework.response import Response
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from config.api import (
-    MAX_ID,
     ErrorsSerializer,
     OrganizationAPIView,
     StrictFilterSet,
     error_responses,
 )
+from core.ids import MAX_ID
 from questionnaires.spec import Text
 from scoring.models import Rule
 

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.ids import IdChoiceField
 from questionnaires.spec import QuestionnaireSpec
 
 from .answer_forms import DateInput
@@ -69,7 +70,7 @@ class AssessmentForm(forms.Form):
 
     # Radios for the vendors the page shows (a bounded list: the first by name, or those a
     # search found); any of the organization's vendors is accepted when posted.
-    vendor = forms.ModelChoiceField(
+    vendor = IdChoiceField(
         label=_("Vendor"), queryset=Vendor.objects.none(), widget=forms.RadioSelect
     )
     questionnaire = forms.ChoiceField(

@@ -144,12 +144,6 @@ def error_responses(*status_codes: int) -> dict[int, type[serializers.Serializer
 # -- input ---------------------------------------------------------------------------------
 
 
-# The largest id a client may name: the range of the primary keys (BigAutoField). A larger
-# number cannot be any object's id, and the database driver refuses it rather than finding
-# nothing, so the schema bounds it (`maximum`) and the body is refused with a 400.
-MAX_ID = 2**63 - 1
-
-
 class InputSerializer(serializers.Serializer):
     """Validates a request body's shape and types; the services validate the meaning.
 

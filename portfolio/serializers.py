@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import MAX_ID, InputSerializer
+from config.api import InputSerializer
+from core.ids import MAX_ID
 
 from .models import BatchStatus
 

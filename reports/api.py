@@ -22,12 +22,12 @@ from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
 from config.api import (
-    MAX_ID,
     FirstRendererNegotiation,
     InputSerializer,
     OrganizationAPIView,
     error_responses,
 )
+from core.ids import MAX_ID
 
 from . import selectors, services
 from .models import Report, ReportLanguage

@@ -9,6 +9,13 @@ from django.urls import reverse
 SITE_URLCONF = "config.urls"
 
 
-def site_url(view_name: str, *args: object, fragment: str = "", **kwargs: object) -> str:
+def site_url(
+    view_name: str, *args: object, fragment: str = "", query: str = "", **kwargs: object
+) -> str:
+    """`query` (without "?"): for a member page, `accounts.tenancy.organization_query`, so the
+    link opens in its own organization whatever the reader is working in."""
     path = reverse(view_name, args=args or None, kwargs=kwargs or None, urlconf=SITE_URLCONF)
-    return f"{settings.SITE_URL.rstrip('/')}{path}{f'#{fragment}' if fragment else ''}"
+    return (
+        f"{settings.SITE_URL.rstrip('/')}{path}{f'?{query}' if query else ''}"
+        f"{f'#{fragment}' if fragment else ''}"
+    )

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
+from accounts.tenancy import organization_query
 from assessments.models import (
     Assessment,
     AssessmentStatus,
@@ -176,7 +177,11 @@ def _risk_acceptances(first: dt.date, last: dt.date, today_of: Today) -> tuple[i
                     "organization": organization,
                     "member": member,
                     "expired": has_expired,
-                    "url": site_url("assessments:findings", decision.assessment_id),
+                    "url": site_url(
+                        "assessments:findings",
+                        decision.assessment_id,
+                        query=organization_query(organization),
+                    ),
                 },
                 organization=organization,
             )
@@ -269,8 +274,11 @@ def _digests(today_of: Today) -> int:
                     "organization": organization,
                     "member": user,
                     "today": today,
-                    "dashboard_url": site_url("assessments:dashboard"),
+                    "dashboard_url": site_url(
+                        "assessments:dashboard", query=organization_query(organization)
+                    ),
                     "site_url": settings.SITE_URL.rstrip("/"),
+                    "in_organization": f"?{organization_query(organization)}",
                 },
                 organization=organization,
             )

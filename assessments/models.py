@@ -7,8 +7,11 @@ go through `assessments.selectors`, which always take the organization.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -57,6 +60,8 @@ class AssessmentStatus(models.TextChoices):
 # Waiting for answers (an overdue one is late); signed off (nothing more to do).
 OPEN_STATUSES = (AssessmentStatus.DRAFT, AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
 CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
+# Scored or approved: the vendor is due again on `reassess_by` (assessments.reassessment).
+RENEWABLE_STATUSES = (AssessmentStatus.SCORED, AssessmentStatus.APPROVED)
 
 
 class RiskTier(models.TextChoices):
@@ -158,9 +163,42 @@ class Assessment(models.Model):
 
     @property
     def is_overdue(self) -> bool:
-        return bool(
-            self.due_date and self.status in OPEN_STATUSES and self.due_date < timezone.localdate()
-        )
+        """Late today (the active time zone's date); the same rule as `overdue()`."""
+        return self.overdue_since is not None
+
+    @property
+    def overdue_since(self) -> dt.date | None:
+        """The date this assessment has been late since, or None: its answers were due (and
+        not given), or its vendor was due for the next assessment and none was opened yet. A
+        list that shows it annotates `renewed` (`overdue_annotated`); elsewhere it is read."""
+        today = timezone.localdate()
+        if self.due_date and self.status in OPEN_STATUSES and self.due_date < today:
+            return self.due_date
+        if self.reassess_by and self.status in RENEWABLE_STATUSES and self.reassess_by < today:
+            renewed = self.__dict__.get("renewed")
+            if renewed is None:
+                renewed = self.renewals.exists()
+            return None if renewed else self.reassess_by
+        return None
+
+
+def overdue(today: dt.date) -> Q:
+    """Which assessments are late on `today` (the organization's date), for every list, count,
+    filter, digest and export: answers due before today and not given, or a vendor due for its
+    next assessment before today with no renewal opened (a renewal carries that date as its
+    own due date, and is late until the vendor submits)."""
+    return Q(status__in=OPEN_STATUSES, due_date__lt=today) | (
+        Q(status__in=RENEWABLE_STATUSES, reassess_by__lt=today) & ~Q(Exists(_renewals()))
+    )
+
+
+def overdue_annotated(assessments: models.QuerySet[Assessment]) -> models.QuerySet[Assessment]:
+    """`assessments` with `renewed`, so `is_overdue` reads no row of its own."""
+    return assessments.annotate(renewed=Exists(_renewals()))
+
+
+def _renewals() -> models.QuerySet[Assessment]:
+    return Assessment.objects.filter(renewal_of=OuterRef("pk"))
 
 
 # Days from scoring (or approval) to the next assessment, by risk tier, unless the organization's

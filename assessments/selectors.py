@@ -26,6 +26,8 @@ from .models import (
     ScoringRun,
     Vendor,
     VendorLink,
+    overdue,
+    overdue_annotated,
 )
 
 
@@ -102,12 +104,12 @@ class UrgencyOrdered:
 
     def __init__(self, assessments: QuerySet[Assessment], *, today: dt.date, version: object):
         self.assessments = assessments
-        overdue = Q(status__in=OPEN_STATUSES, due_date__lt=today)
+        late = overdue(today)
         order = (F("due_date").asc(nulls_last=True), "-created_at", "-pk")
         self.stages = [
-            assessments.filter(overdue).order_by(*order),
-            assessments.exclude(overdue).exclude(status__in=CLOSED_STATUSES).order_by(*order),
-            assessments.filter(status__in=CLOSED_STATUSES).order_by(*order),
+            assessments.filter(late).order_by(*order),
+            assessments.exclude(late).exclude(status__in=CLOSED_STATUSES).order_by(*order),
+            assessments.exclude(late).filter(status__in=CLOSED_STATUSES).order_by(*order),
         ]
         self.sizes = [cached_count(stage, version=(version, today)) for stage in self.stages]
 
@@ -127,7 +129,7 @@ class UrgencyOrdered:
             start, stop = start - size, stop - size
         if not ids:
             return []
-        found = {row.pk: row for row in self.assessments.filter(pk__in=ids)}
+        found = {row.pk: row for row in overdue_annotated(self.assessments.filter(pk__in=ids))}
         return [found[pk] for pk in ids]
 
 
@@ -148,8 +150,8 @@ def portfolio_counts(
         by_tier = dict(
             everything.exclude(risk_tier="").values_list("risk_tier").annotate(n=Count("pk"))
         )
-        overdue = everything.filter(status__in=OPEN_STATUSES, due_date__lt=today).count()
-        return {"by_status": by_status, "by_tier": by_tier, "overdue": overdue}
+        late = everything.filter(overdue(today)).count()
+        return {"by_status": by_status, "by_tier": by_tier, "overdue": late}
 
     if changed_at is _UNREAD:
         changed_at = assessments_changed_at(organization=organization)

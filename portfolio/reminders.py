@@ -23,14 +23,17 @@ from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.tenancy import organization_query
 from assessments.models import (
+    RENEWABLE_STATUSES,
     Assessment,
     AssessmentStatus,
     Channel,
     RenewalReason,
     RiskDecision,
     RiskDecisionKind,
+    overdue,
+    overdue_annotated,
 )
-from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.reassessment import renewal_start
 from assessments.vendor_mail import due_date_remind
 from core.errors import ServiceError
 from outbox.links import site_url
@@ -218,14 +221,19 @@ def digest_for(*, organization: Organization, today: dt.date) -> Digest:
     horizon = today + dt.timedelta(days=settings.DIGEST_HORIZON_DAYS)
     assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
     awaiting = assessments.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
+    late = overdue_annotated(assessments.filter(overdue(today)))
     return Digest(
-        overdue=list(awaiting.filter(due_date__lt=today).order_by("due_date", "pk")),
+        # Answers and next assessments alike, by the date they have been late since.
+        overdue=sorted(late, key=lambda a: (a.overdue_since, a.pk)),
         due_soon=list(
             awaiting.filter(due_date__gte=today, due_date__lte=horizon).order_by("due_date", "pk")
         ),
         reassessments_due=list(
             assessments.filter(
-                status__in=RENEWABLE_STATUSES, reassess_by__lte=horizon, renewals__isnull=True
+                status__in=RENEWABLE_STATUSES,
+                reassess_by__gte=today,
+                reassess_by__lte=horizon,
+                renewals__isnull=True,
             ).order_by("reassess_by", "pk")
         ),
         renewals_to_send=list(

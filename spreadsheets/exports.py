@@ -30,7 +30,7 @@ from openpyxl.utils import get_column_letter
 
 from accounts.models import Organization
 from assessments import selectors
-from assessments.models import Assessment, RiskDecision, RunStatus
+from assessments.models import Assessment, RiskDecision, RunStatus, overdue_annotated
 from assessments.presenters.findings import finding_views
 from assessments.presenters.formats import (
     risk_decision_label,
@@ -155,7 +155,7 @@ def _finding_rows(assessment: Assessment, language: str, zone: str) -> Iterator[
 
 def portfolio_table(*, organization: Organization, language: str, zone: str) -> Table:
     """Every assessment of the organization, by vendor: status, risk tier and score, the
-    ruleset that scored it, due date."""
+    ruleset that scored it, due date, next assessment, and whether either has passed."""
     with translation.override(language):
         columns = [
             Column(_("Vendor"), width=28),
@@ -166,13 +166,14 @@ def portfolio_table(*, organization: Organization, language: str, zone: str) -> 
             Column(_("Risk score"), INTEGER, 10),
             Column(_("Ruleset"), width=24),
             Column(_("Due date"), DATE, 12),
+            Column(_("Next assessment"), DATE, 14),
             Column(_("Overdue"), width=9),
             Column(_("Submitted"), DATETIME, 17),
             Column(_("Updated"), DATETIME, 17),
         ]
-    assessments = list_rows(selectors.assessments_for(organization=organization)).order_by(
-        "vendor__name", "pk"
-    )
+    assessments = overdue_annotated(
+        list_rows(selectors.assessments_for(organization=organization))
+    ).order_by("vendor__name", "pk")
     return Table(
         name=f"avia-portfolio-{organization.slug}",
         columns=columns,
@@ -197,6 +198,7 @@ def _portfolio_rows(
             assessment.risk_score,
             run.ruleset.key if run is not None else "",
             assessment.due_date,
+            assessment.reassess_by,
             yes_no["yes" if overdue else "no"],
             _local(assessment.submitted_at, zone),
             _local(assessment.updated_at, zone),

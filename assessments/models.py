@@ -11,7 +11,7 @@ import datetime as dt
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -116,6 +116,10 @@ class Assessment(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="renewals"
     )
     renewal_reason = models.CharField(max_length=30, choices=RenewalReason.choices, blank=True)
+    # A renewal of this one was opened (`renewal_start`): its vendor's lateness, if any, is the
+    # renewal's from then on. Kept on the row so "overdue" is a test of columns the dashboard's
+    # index scan reads, not a subquery per row.
+    renewed = models.BooleanField(default=False)
     # What the vendor declared changed: {"changes": [ConfigurationChange...], "note": "..."}.
     configuration_change = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -169,16 +173,17 @@ class Assessment(models.Model):
     @property
     def overdue_since(self) -> dt.date | None:
         """The date this assessment has been late since, or None: its answers were due (and
-        not given), or its vendor was due for the next assessment and none was opened yet. A
-        list that shows it annotates `renewed` (`overdue_annotated`); elsewhere it is read."""
+        not given), or its vendor was due for the next assessment and none was opened yet."""
         today = timezone.localdate()
         if self.due_date and self.status in OPEN_STATUSES and self.due_date < today:
             return self.due_date
-        if self.reassess_by and self.status in RENEWABLE_STATUSES and self.reassess_by < today:
-            renewed = self.__dict__.get("renewed")
-            if renewed is None:
-                renewed = self.renewals.exists()
-            return None if renewed else self.reassess_by
+        if (
+            self.reassess_by
+            and self.status in RENEWABLE_STATUSES
+            and self.reassess_by < today
+            and not self.renewed
+        ):
+            return self.reassess_by
         return None
 
 
@@ -187,18 +192,9 @@ def overdue(today: dt.date) -> Q:
     filter, digest and export: answers due before today and not given, or a vendor due for its
     next assessment before today with no renewal opened (a renewal carries that date as its
     own due date, and is late until the vendor submits)."""
-    return Q(status__in=OPEN_STATUSES, due_date__lt=today) | (
-        Q(status__in=RENEWABLE_STATUSES, reassess_by__lt=today) & ~Q(Exists(_renewals()))
+    return Q(status__in=OPEN_STATUSES, due_date__lt=today) | Q(
+        status__in=RENEWABLE_STATUSES, reassess_by__lt=today, renewed=False
     )
-
-
-def overdue_annotated(assessments: models.QuerySet[Assessment]) -> models.QuerySet[Assessment]:
-    """`assessments` with `renewed`, so `is_overdue` reads no row of its own."""
-    return assessments.annotate(renewed=Exists(_renewals()))
-
-
-def _renewals() -> models.QuerySet[Assessment]:
-    return Assessment.objects.filter(renewal_of=OuterRef("pk"))
 
 
 # Days from scoring (or approval) to the next assessment, by risk tier, unless the organization's

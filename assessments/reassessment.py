@@ -252,6 +252,8 @@ def renewal_start(
         )
     renewal.renewal_of = original
     renewal.renewal_reason = reason
+    original.renewed = True
+    original.save(update_fields=["renewed", "updated_at"])
     renewal.configuration_change = {"changes": changes, "note": note.strip()} if recheck else {}
     renewal.save(update_fields=["renewal_of", "renewal_reason", "configuration_change"])
     copied = _copy_evidence(original, renewal, keep)

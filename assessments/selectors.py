@@ -27,7 +27,6 @@ from .models import (
     Vendor,
     VendorLink,
     overdue,
-    overdue_annotated,
 )
 
 
@@ -129,7 +128,7 @@ class UrgencyOrdered:
             start, stop = start - size, stop - size
         if not ids:
             return []
-        found = {row.pk: row for row in overdue_annotated(self.assessments.filter(pk__in=ids))}
+        found = {row.pk: row for row in self.assessments.filter(pk__in=ids)}
         return [found[pk] for pk in ids]
 
 

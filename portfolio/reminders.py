@@ -31,7 +31,6 @@ from assessments.models import (
     RiskDecision,
     RiskDecisionKind,
     overdue,
-    overdue_annotated,
 )
 from assessments.reassessment import renewal_start
 from assessments.vendor_mail import due_date_remind
@@ -221,7 +220,7 @@ def digest_for(*, organization: Organization, today: dt.date) -> Digest:
     horizon = today + dt.timedelta(days=settings.DIGEST_HORIZON_DAYS)
     assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
     awaiting = assessments.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
-    late = overdue_annotated(assessments.filter(overdue(today)))
+    late = assessments.filter(overdue(today))
     return Digest(
         # Answers and next assessments alike, by the date they have been late since.
         overdue=sorted(late, key=lambda a: (a.overdue_since, a.pk)),

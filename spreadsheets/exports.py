@@ -30,7 +30,7 @@ from openpyxl.utils import get_column_letter
 
 from accounts.models import Organization
 from assessments import selectors
-from assessments.models import Assessment, RiskDecision, RunStatus, overdue_annotated
+from assessments.models import Assessment, RiskDecision, RunStatus
 from assessments.presenters.findings import finding_views
 from assessments.presenters.formats import (
     risk_decision_label,
@@ -171,9 +171,9 @@ def portfolio_table(*, organization: Organization, language: str, zone: str) -> 
             Column(_("Submitted"), DATETIME, 17),
             Column(_("Updated"), DATETIME, 17),
         ]
-    assessments = overdue_annotated(
-        list_rows(selectors.assessments_for(organization=organization))
-    ).order_by("vendor__name", "pk")
+    assessments = list_rows(selectors.assessments_for(organization=organization)).order_by(
+        "vendor__name", "pk"
+    )
     return Table(
         name=f"avia-portfolio-{organization.slug}",
         columns=columns,

@@ -1,6 +1,6 @@
 """AVIA settings. Everything an operator may change comes from the environment.
 
-Defaults run out of the box on SQLite with a local Redis; see the README for the list.
+Defaults run out of the box on SQLite with a local Redis; see docs/operations.md for the list.
 """
 
 import base64
@@ -344,7 +344,7 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
-# The isolation probe (probes/, README "The isolation probe"). Keys of the vendor's test
+# The isolation probe (probes/, docs/probe.md). Keys of the vendor's test
 # tenants are encrypted at rest with Fernet; PROBE_KEYS_FERNET_KEY is a comma-separated list
 # (the first encrypts, every one decrypts: add a new key in front to rotate).
 PROBE_KEYS_FERNET_KEYS = env_list("PROBE_KEYS_FERNET_KEY", "")
@@ -427,7 +427,7 @@ LOGGING = {
     },
 }
 
-# -- behind HTTPS and a reverse proxy (see the README's production table) -------------------
+# -- behind HTTPS and a reverse proxy (see docs/operations.md, "Deploying") ------------------
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)

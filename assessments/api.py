@@ -20,15 +20,10 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import (
-    MAX_ID,
-    ErrorsSerializer,
-    OrganizationAPIView,
-    StrictFilterSet,
-    error_responses,
-)
+from config.api import MAX_ID, ErrorsSerializer, StrictFilterSet, error_responses
 from questionnaires.spec import Text
 from scoring.models import Rule
 

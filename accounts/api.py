@@ -18,7 +18,7 @@ from rest_framework import exceptions
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 
-from config.api_json import BoundedJSONParser
+from core.api.bounded_json import BoundedJSONParser
 
 from .roles import Capability
 from .tenancy import OrgContext, org_context_for_request

@@ -373,20 +373,20 @@ REST_FRAMEWORK = {
         "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.base.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_json.BoundedJSONParser",
+        "core.api.bounded_json.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # JSON only. DRF's browsable API needs a queryset and a serializer class on every view
     # (these views keep their queries in selectors) and inline scripts the content security
     # policy forbids; the API's documentation is the OpenAPI page (/api/docs/).
-    "DEFAULT_RENDERER_CLASSES": ["config.api_json.SafeJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.bounded_json.SafeJSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.ListPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.ListPagination",
     "PAGE_SIZE": 50,
 }
 
@@ -403,7 +403,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api_schema.add_error_responses",
+        "core.api.schema.add_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",

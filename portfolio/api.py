@@ -19,7 +19,7 @@ from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from config.api import FirstRendererNegotiation, error_responses
+from core.api.base import FirstRendererNegotiation, error_responses
 
 from . import selectors, services
 from .exports import changes_csv, csv_download

@@ -20,7 +20,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from config.api import InputSerializer, error_responses
+from core.api.base import InputSerializer, error_responses
 
 from . import selectors, services
 from .checks import MIN_PREFIX_TOKENS, MIN_SAMPLES

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import error_responses
+from core.api.base import error_responses
 
 from .models import QuestionnaireVersion
 from .serializers import QuestionnaireSerializer

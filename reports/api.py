@@ -22,7 +22,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from config.api import MAX_ID, FirstRendererNegotiation, InputSerializer, error_responses
+from core.api.base import MAX_ID, FirstRendererNegotiation, InputSerializer, error_responses
 
 from . import selectors, services
 from .models import Report, ReportLanguage

@@ -22,7 +22,7 @@ from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors
-from config.api import FirstRendererNegotiation, error_responses
+from core.api.base import FirstRendererNegotiation, error_responses
 
 from . import exports
 from .layout import CONTENT_TYPE as XLSX_CONTENT_TYPE

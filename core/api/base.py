@@ -33,8 +33,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from config.api_json import BodyTooLarge
-from config.api_schema import is_free_text  # also registers InputSerializer's schema
+from core.api.bounded_json import BodyTooLarge
+from core.api.schema import is_free_text  # also registers InputSerializer's schema
 from core.errors import ServiceError
 from core.text import text_errors
 
@@ -156,7 +156,7 @@ class InputSerializer(serializers.Serializer):
 
     # (The docstring is every body's description in the schema, hence for clients.) Named by a
     # serializer: a body without any of its fields is refused with this message. The schema
-    # states this and the other rules (`config.api_schema.InputSerializerSchema`); free text
+    # states this and the other rules (`core.api.schema.InputSerializerSchema`); free text
     # is checked by `core.text.text_errors`.
     empty_body_message: ClassVar[Any] = None
 

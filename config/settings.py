@@ -288,14 +288,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # Running tasks whose broker connection is lost are redelivered anyway: stop them.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
-# The sweeper (config.sweeper) re-queues scoring runs and reports the broker lost: queued for
+# The sweeper (reports.sweeper) re-queues scoring runs and reports the broker lost: queued for
 # longer than SWEEPER_QUEUED_AFTER seconds, or running longer than their task's time limit.
 SWEEPER_INTERVAL = env_int("SWEEPER_INTERVAL", 30)
 SWEEPER_QUEUED_AFTER = env_int("SWEEPER_QUEUED_AFTER", 60)
 # Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-work": {
-        "task": "config.sweeper.requeue_stuck_task",
+        "task": "reports.sweeper.requeue_stuck_task",
         "schedule": float(SWEEPER_INTERVAL),
         "options": {"expires": float(SWEEPER_INTERVAL)},
     },

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import InputSerializer
+from core.api.base import InputSerializer
 from core.ids import MAX_ID
 from core.text import READABLE_TEXT_PATTERN
 from questionnaires.validation import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import InputSerializer
+from core.api.base import InputSerializer
 from core.ids import MAX_ID
 
 from .models import BatchStatus

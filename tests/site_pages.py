@@ -107,6 +107,7 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("portfolio:rescore"),
         reverse("portfolio:policy"),
         reverse("portfolio:outbox"),
+        reverse("webhooks:endpoints"),
     ]
     for assessment in (scored, draft):
         pages += [

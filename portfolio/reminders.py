@@ -80,6 +80,8 @@ def reminders_send(*, today: dt.date | None = None) -> SweepReport:
     report.renewals = _open_renewals(last, today_of)
     for assessment in _awaiting_vendor().filter(due_date__lt=last)[:SWEEP_LIMIT]:
         if assessment.due_date < today_of(assessment.organization):
+            if _opened_late(assessment):
+                continue  # its invitation said it was late already: no second email about it
             report.overdue += due_date_remind(assessment=assessment, overdue=True) is not None
     notice = dt.timedelta(days=settings.REMINDER_DAYS_BEFORE_DUE)
     for assessment in _awaiting_vendor().filter(due_date__gte=first, due_date__lte=last + notice)[
@@ -92,6 +94,12 @@ def reminders_send(*, today: dt.date | None = None) -> SweepReport:
     report.digests = _digests(today_of)
     logger.info("reminder sweep of %s–%s: %s", first, last, report)
     return report
+
+
+def _opened_late(assessment: Assessment) -> bool:
+    """A renewal opened after the date it is due (`renewal_start` keeps that date)."""
+    opened_on = assessment.organization.local_date(assessment.created_at)
+    return assessment.renewal_of_id is not None and assessment.due_date < opened_on
 
 
 def _awaiting_vendor() -> QuerySet[Assessment]:

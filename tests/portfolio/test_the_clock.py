@@ -23,7 +23,8 @@ from assessments.models import Assessment, AuditEvent, Channel, RenewalReason
 from assessments.reassessment import renewal_start
 from assessments.services.submission import assessment_rescore
 from core.errors import ConflictError
-from portfolio.reminders import digest_for
+from outbox.models import EmailKind, OutboundEmail
+from portfolio.reminders import digest_for, reminders_send
 from portfolio.services import rescore_batch_create
 from tests.personas import member_of
 
@@ -131,6 +132,12 @@ def test_a_late_renewal_says_it_is_late_and_keeps_the_date_it_was_due(
     assert f"Late since {date_format(due, 'DATE_FORMAT')}" in page.content.decode()
     # The original is no longer counted: its lateness is the renewal's now, until submitted.
     assert member_client(personas.ava).get("/").context["overdue_count"] == 1
+    # The vendor is told once that it is late: by the renewal's invitation, not again by the
+    # sweep's overdue reminder.
+    invitation = OutboundEmail.objects.get(kind=EmailKind.RENEWAL)
+    assert f"This reassessment was due on {due.isoformat()}" in invitation.body
+    reminders_send()
+    assert not OutboundEmail.objects.filter(kind=EmailKind.OVERDUE).exists()
 
 
 def test_a_renewal_opened_in_time_is_due_on_the_date(scored, personas, time_machine):

@@ -20,15 +20,17 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.tokens import default_token_generator
+from django.urls import reverse
 from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+from django.utils.http import urlencode, urlsafe_base64_encode
 
-from outbox.links import site_url
+from outbox.links import SITE_URLCONF, site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
 from .models import Membership, User
 from .roles import Role
+from .tenancy import organization_query
 
 
 def password_link(user: User, view_name: str) -> str:
@@ -36,6 +38,11 @@ def password_link(user: User, view_name: str) -> str:
     uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
     return site_url(view_name, uidb64=uidb64, token=token)
+
+
+def _dashboard_of(membership: Membership) -> str:
+    dashboard = reverse("assessments:dashboard", urlconf=SITE_URLCONF)
+    return f"{dashboard}?{organization_query(membership.organization)}"
 
 
 def member_invitation_send(*, membership: Membership, actor: User) -> None:
@@ -53,7 +60,8 @@ def member_invitation_send(*, membership: Membership, actor: User) -> None:
             # Lazy: read in the recipient's language when the email is rendered, not the inviter's.
             "role": Role(membership.role).label,
             "inviter": actor,
-            "url": site_url("accounts:login")
+            # Signed in, it opens the organization they were added to, whichever they were in.
+            "url": site_url("accounts:login", query=urlencode({"next": _dashboard_of(membership)}))
             if has_password
             else password_link(user, "accounts:invitation_accept"),
             "has_password": has_password,

@@ -19,8 +19,8 @@ def test_a_stale_tab_cannot_write_into_the_organization_chosen_in_another_tab(
     transactional_db,
     catalog,
     live_server,
-    browser,
-    personas,  # noqa: F811
+    browser,  # noqa: F811
+    personas,
 ):
     membership_add(
         organization=personas.other, email="ava@acme.test", role="assessor", actor=personas.oscar

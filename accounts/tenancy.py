@@ -227,7 +227,7 @@ def page_organization(request: HttpRequest) -> Organization | None:
     """The organization a page drawn for this request acts in, which its forms carry: the
     member page's own (its URL may name another than the session's), else the session's."""
     context = vars(request).get(_PAGE)
-    if context is None:
+    if context is None and hasattr(request, "session"):  # none: rendered outside a request
         context = org_context_for_request(request)
     return context.organization if context is not None else None
 

@@ -24,7 +24,7 @@ SCORING_TASK = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, 
     soft_time_limit=100,
 )
 def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
-    from .scoring_runs import scoring_run_execute, scoring_run_fail
+    from .services.scoring_runs import scoring_run_execute, scoring_run_fail
 
     run = run_or_record_failure(
         self,
@@ -49,7 +49,7 @@ def score_assessment_runs(self, run_ids: list[int]) -> dict:  # noqa: ANN001
     """Several runs in one transaction (a chunk of a rescore batch). When the chunk cannot
     finish, each of its runs goes on in a task of its own, with its own retries: only a run
     that fails for good is recorded as failed, and a lock never fails the others."""
-    from .scoring_runs import scoring_runs_execute
+    from .services.scoring_runs import scoring_runs_execute
 
     try:
         runs = scoring_runs_execute(run_ids=run_ids)

@@ -29,8 +29,8 @@ from assessments.models import (
     RiskDecision,
     RiskDecisionKind,
 )
-from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
-from assessments.vendor_mail import due_date_remind
+from assessments.services.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.services.vendor_mail import due_date_remind
 from core.errors import ServiceError
 from outbox.links import site_url
 from outbox.models import EmailKind

@@ -33,7 +33,11 @@ from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.bulk import update_fields
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
-from assessments.scoring_runs import scoring_run_fail, scoring_runs_claim, scoring_runs_execute
+from assessments.services.scoring_runs import (
+    scoring_run_fail,
+    scoring_runs_claim,
+    scoring_runs_execute,
+)
 from assessments.services.submission import scoring_runs_create
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError

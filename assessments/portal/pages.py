@@ -180,7 +180,7 @@ def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
     """The vendor declares that the deployment changed: a reassessment opens without the CTX
     answers and the startup log, and its new private link is emailed to this contact."""
     from ..models import RenewalReason
-    from ..reassessment import renewal_start
+    from ..services.reassessment import renewal_start
 
     form = ReassessForm(request.POST)
     changes = form.cleaned_data["changes"] if form.is_valid() else []

@@ -129,11 +129,11 @@ def review_record(
         reopened_codes=reopen,
     )
     if decision == ReviewDecision.CHANGES_REQUESTED:
-        from ..vendor_mail import changes_requested_notify
+        from .vendor_mail import changes_requested_notify
 
         changes_requested_notify(review=review)
     # The next assessment is due from the approval; none after a rejection or while changing.
-    from ..reassessment import reassess_by_for
+    from .reassessment import reassess_by_for
 
     assessment.reassess_by = reassess_by_for(assessment)
     assessment.save(update_fields=["reassess_by", "updated_at"])

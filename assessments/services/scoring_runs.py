@@ -25,10 +25,10 @@ from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
 
-from .audit import audit_event, audit_record, audit_record_many
-from .bulk import insert_rows, update_fields
-from .lifecycle import IllegalTransition, next_status
-from .models import (
+from ..audit import audit_event, audit_record, audit_record_many
+from ..bulk import insert_rows, update_fields
+from ..lifecycle import IllegalTransition, next_status
+from ..models import (
     Answer,
     Assessment,
     AssessmentStatus,
@@ -39,8 +39,8 @@ from .models import (
     RunStatus,
     ScoringRun,
 )
+from ..storage import evidence_storage
 from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
-from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
 

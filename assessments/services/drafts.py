@@ -24,9 +24,9 @@ from core.errors import ServiceError
 from core.text import storable
 from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, is_blank
 
-from .answer_forms import shown_value
-from .models import Answer, AnswerDraft, Assessment, VendorLink
-from .services.answers import (
+from ..answer_forms import shown_value
+from ..models import Answer, AnswerDraft, Assessment, VendorLink
+from .answers import (
     answer_values,
     editable_codes,
     require_answer_capabilities,

@@ -48,11 +48,14 @@ from scoring.registry import split_key
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from .selectors import RESCORABLE_STATUSES, rescore_candidates
-from .tasks import rescore_batch_fan_out, rescore_chunk
 
 logger = logging.getLogger(__name__)
 
 FINISHED = (ItemState.DONE, ItemState.FAILED)
+
+# The Celery tasks of a batch (`tasks.py`, which imports these services), queued by their names.
+FAN_OUT_TASK = "portfolio.tasks.rescore_batch_fan_out"
+CHUNK_TASK = "portfolio.tasks.rescore_chunk"
 
 
 def ruleset_for_key(key: str) -> Ruleset:
@@ -130,7 +133,7 @@ def rescore_batch_create(
     )
     # One message now; a worker fans the chunks out (thousands of publishes would hold up
     # the request).
-    publish_on_commit(rescore_batch_fan_out, batch.pk)
+    publish_on_commit(FAN_OUT_TASK, batch.pk)
     return batch
 
 
@@ -220,7 +223,7 @@ def _queue_chunks(batch_id: int, item_ids: Sequence[int]) -> None:
     broker cannot take now is left to `rescore_batches_resume` (the batch stalls, then resumes)."""
     size = settings.RESCORE_CHUNK_SIZE
     for start in range(0, len(item_ids), size):
-        publish(rescore_chunk, batch_id, list(item_ids[start : start + size]))
+        publish(CHUNK_TASK, batch_id, list(item_ids[start : start + size]))
 
 
 def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:

@@ -29,6 +29,7 @@ from assessments.models import Assessment, AssessmentStatus, Channel, EvidenceFi
 from assessments.services.answers import probe_consented
 from assessments.services.evidence import evidence_add
 from core.errors import ConflictError, ServiceError
+from core.queueing import publish_on_commit
 from questionnaires.validation import visibility_for
 
 from .endpoint import ApiKey, ProbeInputError, endpoint_validate
@@ -54,6 +55,12 @@ MAX_KEY_LENGTH = 1000
 MAX_CEILING_TOKENS = 10_000_000_000
 # A page polls the progress; more than one write a second would only load the database.
 PROGRESS_WRITE_INTERVAL_S = 1.0
+# The Celery task that runs a probe (`tasks.py`, which imports these services), queued by name.
+# The probe stops itself at PROBE_TIMEOUT_S; the task's limits only catch a probe stuck beyond
+# that (a minute to record the result, then the hard limit).
+PROBE_RUN_TASK = "probes.tasks.probe_run_task"
+SOFT_TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 60
+TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
 _PENDING = (ProbeRunStatus.QUEUED, ProbeRunStatus.RUNNING)
 # A decided assessment is not probed any more: its result could no longer be scored.
 _CLOSED = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
@@ -303,9 +310,7 @@ def probe_run_request(
             "base_url": setup.base_url,
         },
     )
-    from .tasks import probe_run_task
-
-    probe_run_task.delay_on_commit(run.pk)
+    publish_on_commit(PROBE_RUN_TASK, run.pk)
     return run
 
 
@@ -490,8 +495,6 @@ def _abandoned(run: ProbeRun, now: dt.datetime) -> bool:
 
 
 def _running_limit() -> dt.timedelta:
-    from .tasks import TIME_LIMIT_S
-
     # A little more than the hard limit, so that a probe ending right at it is not failed.
     return dt.timedelta(seconds=TIME_LIMIT_S + 10)
 

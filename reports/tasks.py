@@ -6,10 +6,13 @@ from celery import shared_task
 
 from core.tasks import run_or_record_failure
 
+from .services import RENDER_TASK, report_fail, report_render
+
 MAX_RETRIES = 3
 
 
 @shared_task(
+    name=RENDER_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -18,8 +21,6 @@ MAX_RETRIES = 3
     soft_time_limit=150,
 )
 def render_report_task(self, report_id: int) -> dict | None:  # noqa: ANN001
-    from .services import report_fail, report_render
-
     report = run_or_record_failure(
         self,
         lambda: report_render(report_id=report_id),

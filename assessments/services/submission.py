@@ -27,6 +27,11 @@ from ..models import (
 from .answers import answer_values
 from .guards import require_member, transition
 
+# The scoring task, queued by its name: the task (`assessments.tasks`) imports the services that
+# it runs, never the reverse. (The name is the one it had in the scoring app, so messages queued
+# before an upgrade are still understood.)
+SCORE_RUN_TASK = "scoring.tasks.score_assessment_run"
+
 
 @transaction.atomic
 def assessment_submit(
@@ -89,12 +94,10 @@ def newest_ruleset_for(assessment: Assessment) -> Ruleset:
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from ..tasks import score_assessment_run
-
     run = scoring_run_create(
         assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
     )
-    publish_on_commit(score_assessment_run, run.pk)
+    publish_on_commit(SCORE_RUN_TASK, run.pk)
     return run
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
+from scoring.models import Ruleset
 
 from ..audit import audit_event, audit_record, audit_record_many
 from ..bulk import insert_rows, update_fields
@@ -54,8 +55,6 @@ MAX_SCORING_ATTEMPTS = 12
 @lru_cache(maxsize=16)
 def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
     """Compiled once per worker process and ruleset version (content hashes key the cache)."""
-    from scoring.models import Ruleset
-
     ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
     return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
 

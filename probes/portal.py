@@ -23,9 +23,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from assessments.models import Channel
 from assessments.portal.access import Portal, portal_view
 from assessments.portal.common import portal_context, question_url
-from assessments.presenters.formats import format_tokens
 from assessments.services.answers import answer_values, probe_consented
 from core.errors import ServiceError
+from core.formats import format_tokens
 from core.web import add_errors, error_summary
 
 from .forms import DATETIME_INPUT, ProbeSetupForm

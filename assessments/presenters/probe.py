@@ -22,11 +22,11 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
+from core.formats import EMPTY, format_datetime, format_number, format_tokens
 from scoring.evidence import probe_outcome_label
 
 from .charts import BarChart, ChartValue, bar_chart
 from .evidence import Sentence
-from .formats import EMPTY, format_datetime, format_number, format_tokens
 
 OVERSIZE, CANARY, PREFIX_CACHE = "oversize", "canary", "prefix_cache"
 CHECK_ORDER = (OVERSIZE, CANARY, PREFIX_CACHE)

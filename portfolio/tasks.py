@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from core.tasks import run_or_record_failure
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
     soft_time_limit=540,
     name=CHUNK_TASK,
 )
-def rescore_chunk(self, batch_id: int, item_ids: list[int]) -> int | None:  # noqa: ANN001
+def rescore_chunk(self: Task, batch_id: int, item_ids: list[int]) -> int | None:
     # Each item records its own permanent failure; a chunk that fails as a whole leaves its
     # items unfinished for the resume sweep, and says why in the log.
     return run_or_record_failure(

@@ -477,10 +477,11 @@ def _attach_result(run: ProbeRun, document: dict) -> EvidenceFile | None:
 
 def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:
     """The probe's configuration with the decrypted keys, or why it cannot run."""
-    if not setup.keys_present:
+    sealed_a, sealed_b = setup.key_a_ciphertext, setup.key_b_ciphertext
+    if not setup.keys_present or sealed_a is None or sealed_b is None:
         return "the test keys are no longer stored"
     try:
-        key_a, key_b = key_decrypt(setup.key_a_ciphertext), key_decrypt(setup.key_b_ciphertext)
+        key_a, key_b = key_decrypt(sealed_a), key_decrypt(sealed_b)
     except KeyUnreadable as exc:
         return str(exc)
     try:

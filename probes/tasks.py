@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
 from core.tasks import TRANSIENT_ERRORS
@@ -29,7 +29,7 @@ MAX_RETRIES = 3
     time_limit=TIME_LIMIT_S,
     soft_time_limit=SOFT_TIME_LIMIT_S,
 )
-def probe_run_task(self, probe_run_id: int) -> dict | None:  # noqa: ANN001
+def probe_run_task(self: Task, probe_run_id: int) -> dict | None:
     try:
         run = probe_run_execute(probe_run_id=probe_run_id)
     except TRANSIENT_ERRORS as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from core.tasks import run_or_record_failure
 
@@ -20,7 +20,7 @@ MAX_RETRIES = 3
     time_limit=180,
     soft_time_limit=150,
 )
-def render_report_task(self, report_id: int) -> dict | None:  # noqa: ANN001
+def render_report_task(self: Task, report_id: int) -> dict | None:
     report = run_or_record_failure(
         self,
         lambda: report_render(report_id=report_id),

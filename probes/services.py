@@ -14,6 +14,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -426,12 +427,9 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "evidence",
             ]
         )
-        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
-        audit_record(
-            organization=run.assessment.organization,
-            assessment=run.assessment,
+        _run_ended(
+            run,
             action="probe.finished",
-            channel=Channel.SYSTEM,
             detail={
                 "probe_run": run.pk,
                 "results": result_outcomes(document),
@@ -543,15 +541,26 @@ def probe_run_fail(*, probe_run_id: int, error: str) -> None:
         run.status, run.error = ProbeRunStatus.FAILED, error[:2000]
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
-        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
-        audit_record(
-            organization=run.assessment.organization,
-            assessment=run.assessment,
+        _run_ended(
+            run,
             action="probe.failed",
-            channel=Channel.SYSTEM,
             detail={"probe_run": run.pk, "error": error[:500], "tokens_spent": run.tokens_spent},
         )
     logger.warning("probe run %s failed: %s", probe_run_id, error)
+
+
+def _run_ended(run: ProbeRun, *, action: str, detail: dict[str, Any]) -> None:
+    """The end of a run, finished or failed, inside the caller's transaction: the test keys are
+    destroyed first (another run needs the vendor to enter them again), then the end is
+    audited. Every path that ends a run comes here, so none can leave the keys behind."""
+    probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
+    audit_record(
+        organization=run.assessment.organization,
+        assessment=run.assessment,
+        action=action,
+        channel=Channel.SYSTEM,
+        detail=detail,
+    )
 
 
 @transaction.atomic

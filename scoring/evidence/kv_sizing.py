@@ -11,7 +11,7 @@ multimodal files) gives, for the whole model (all layers, all KV heads, before a
 
 and bytes/token = values/token × bytes per value (2 for BF16/FP16, 1 for FP8, and 1 for "other"
 or "unknown", which keeps any bound on the vendor's side). ``kv_gib(tokens)`` = tokens ×
-bytes/token / 2^30. (``/work/shared/spec/v2.md``, "KV sizing".)
+bytes/token / 2^30. (``v2.md`` of the shared spec, "KV sizing".)
 
 Pure Python: no Django.
 """

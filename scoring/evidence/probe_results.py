@@ -1,5 +1,5 @@
 """The isolation probe's result (PRB-02 evidence): the JSON ``manage.py probe`` prints
-(``/work/shared/spec/probe.md``), checked and reduced to what the rules read (``probe.X``).
+(``probe.md`` of the shared spec, ``../shared/spec/``), checked and reduced to what the rules read (``probe.X``).
 
 A file that is not such a result is kept as evidence and marked "not parsed", like an
 unreadable log. Pure Python: no Django.

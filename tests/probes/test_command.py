@@ -21,7 +21,7 @@ KEY_A = f"sk-tenant-a-{secrets.token_hex(16)}"
 KEY_B = f"sk-tenant-b-{secrets.token_hex(16)}"
 # Small samples and prefixes keep a whole probe to seconds; a high rate cap too (the cap has
 # its own test in test_probe.py).
-FAST = ["--samples", "6", "--prefix-tokens", "1024", "--rate", "50"]
+FAST = ["--samples", "10", "--prefix-tokens", "1024", "--rate", "50"]
 
 
 def run_probe(*args: str, base_url: str | None = None, env: dict[str, str] | None = None):
@@ -122,7 +122,7 @@ def test_the_remediated_vendor_rejects_does_not_leak_and_isolates_its_cache(tmp_
     assert checks["canary"] == checks["canary"] | {"result": "clean", "pairs": 3, "hits": []}
     cache = checks["prefix_cache"]
     assert cache["result"] == "isolated"
-    assert cache["samples"] == 6
+    assert cache["samples"] == 10
     # The positive control sees the cache; across tenants nothing is faster.
     assert cache["p_same_tenant"] < 0.01 <= cache["p_cross_tenant"]
     same = cache["median_ttft_ms_same_tenant"]
@@ -139,7 +139,7 @@ def test_the_shared_cache_only_vendor_is_caught_by_timing_alone(tmp_path):
     cache = checks["prefix_cache"]
     assert cache["result"] == "shared" and cache["p_cross_tenant"] < 0.01
     assert cache["median_ttft_ms"]["hit"] < cache["median_ttft_ms"]["miss"]
-    assert len(cache["ttft_ms"]["cross_tenant"]["hit"]) == 6
+    assert len(cache["ttft_ms"]["cross_tenant"]["hit"]) == 10
 
 
 def test_a_missing_key_variable_exits_2_naming_the_variable():

@@ -25,7 +25,7 @@ KEY_B = f"sk-tenant-b-{secrets.token_hex(16)}"
 
 def config(base_url: str, **options):
     options = {
-        "samples": 6,
+        "samples": 10,
         "prefix_tokens": 1024,
         "rate_per_key": 50,
         "key_a": ApiKey(KEY_A),

@@ -51,7 +51,11 @@ PROMPTS_PER_SAMPLE = 6
 SIGNIFICANCE = 0.01  # α
 FAR_FROM_SIGNIFICANT = 0.05
 # `isolated` needs the control to show the cache at α/10: an endpoint whose own cache barely
-# shows cannot tell us that another tenant's requests did not use it.
+# shows cannot tell us that another tenant's requests did not use it. The third test (B's hits
+# slower than A's) is held to α/10 too, stricter than probe-v2.md's α (so it still meets it):
+# on a shared cache B's and A's hits come from one cache and differ only by chance, and at α
+# chance alone called 1 of 1,000 random shared caches `isolated` (tests/probes/test_verdicts.py);
+# a real per-tenant cache separates them as clearly as the control, so nothing is lost.
 CONTROL_STRICTNESS = 10
 FIRST_LOOK_SAMPLES, SAMPLES_PER_LOOK = 10, 5
 # With fewer samples a one-sided Mann-Whitney U test cannot reach p < 0.01 even when every hit
@@ -438,15 +442,15 @@ def prefix_cache_verdict(tests: PrefixCacheTests, *, alpha: float) -> str | None
     """The verdict of one look at level `alpha`, or None to sample on.
 
     `shared` first: when B's hits are faster, nothing else matters. `isolated` only when the
-    three tests agree: the control shows a cache (p < α/10), B's hits are slower than A's, and
-    the cross-tenant test is far from significant. A shared cache gives B the same hits A gets,
+    three tests agree: the control shows a cache (p < α/10), B's hits are slower than A's
+    (p < α/10), and the cross-tenant test is far from significant. A shared cache gives B the same hits A gets,
     so the third test cannot pass on one except by chance (α). `no_cache_seen` when neither
     design is anywhere near significant."""
     if tests.p_cross_tenant < alpha:
         return "shared"
     if (
         tests.p_same_tenant < alpha / CONTROL_STRICTNESS
-        and tests.p_cross_slower_than_same < alpha
+        and tests.p_cross_slower_than_same < alpha / CONTROL_STRICTNESS
         and tests.p_cross_tenant >= FAR_FROM_SIGNIFICANT
     ):
         return "isolated"

@@ -296,7 +296,7 @@ class ChatClient:
                 if 300 <= status < 400:
                     return Reply(status, error="redirect not followed")
                 if status != 200 or not stream:
-                    return _parse_body(status, _read_capped(response))
+                    return reply_from_body(status, _read_capped(response))
                 return _parse_stream(response, started)
         except httpx.ConnectTimeout:
             return Reply(None, error=f"timed out connecting to {self.url}", connected=False)
@@ -332,7 +332,7 @@ def _read_capped(response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_body(status: int, raw: bytes) -> Reply:
+def reply_from_body(status: int, raw: bytes) -> Reply:
     try:
         document = json.loads(raw)
     except ValueError:
@@ -340,7 +340,7 @@ def _parse_body(status: int, raw: bytes) -> Reply:
     if not isinstance(document, dict):
         return Reply(status, error="the answer is not a JSON object")
     if status >= 400:
-        return _refusal(status, document)
+        return refusal_read(status, document)
     texts: dict[str, str] = {}
     choices = document.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -440,7 +440,7 @@ _STATED_LIMIT = (
 ERROR_MESSAGE_CHARS = 200
 
 
-def _refusal(status: int, document: dict[str, Any]) -> Reply:
+def refusal_read(status: int, document: dict[str, Any]) -> Reply:
     """An error answer: its message, and the sizes it states (error fields first, as
     llama.cpp gives `n_prompt_tokens` and `n_ctx`, then the message's words)."""
     error = document.get("error")

@@ -107,6 +107,7 @@ class VendorSettings:
         "content"  # where the answer's text goes (reasoning models: reasoning_content)
     )
     served_model: str = ""  # the model its answers name (default: the requested one)
+    template_tokens: int = 0  # a chat template's fixed framing, added to every prompt
 
     @property
     def context_served(self) -> int:
@@ -253,6 +254,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._drain()
+            self._entry = {"time": time.time(), "tenant": None, "path": self.path}
             self._error(404, "not_found", "unknown path")
             return
         started = time.time()
@@ -262,7 +264,12 @@ class Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        self._entry = {"time": started, "tenant": tenant, "stream": bool(body.get("stream"))}
+        self._entry = {
+            "time": started,
+            "tenant": tenant,
+            "path": self.path,
+            "stream": bool(body.get("stream")),
+        }
         self._complete(tenant, body, self._entry)
 
     # -- the engine --------------------------------------------------------------------
@@ -278,7 +285,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(400, "invalid_request_error", "messages must hold text")
         text = "\n".join(texts)
         prompt_tokens = (
-            sum(count_tokens(t) + TOKENS_PER_MESSAGE for t in texts) + TOKENS_PER_REQUEST
+            sum(count_tokens(t) + TOKENS_PER_MESSAGE for t in texts)
+            + TOKENS_PER_REQUEST
+            + settings.template_tokens
         )
         entry["prompt_tokens"] = prompt_tokens
         if prompt_tokens > settings.context_served and settings.reject_oversize:
@@ -358,7 +367,7 @@ class Handler(BaseHTTPRequestHandler):
         accepted = self.state.settings.accepted_keys
         if not key or (accepted is not None and key not in accepted):
             self._drain()
-            self._entry = {"time": time.time(), "tenant": None}
+            self._entry = {"time": time.time(), "tenant": None, "path": self.path}
             shown = f": {key}" if self.state.settings.echo_refused_keys else ""
             self._error(401, "invalid_api_key", f"Incorrect API key provided{shown}.")
             return None
@@ -485,6 +494,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--served-model", default="", help="the model name answers carry")
     parser.add_argument(
+        "--template-tokens",
+        type=int,
+        default=0,
+        help="fixed tokens a chat template adds to every prompt (a system prompt, say)",
+    )
+    parser.add_argument(
         "--prefill-ms-per-1k-tokens",
         type=float,
         default=40.0,
@@ -532,6 +547,7 @@ def settings_from(options: dict[str, Any], environ: dict[str, str]) -> VendorSet
         cache_prompts=chosen("cache_prompts"),
         answer_field=chosen("answer_field"),
         served_model=options.get("served_model") or "",
+        template_tokens=options.get("template_tokens") or 0,
     )
 
 

@@ -54,8 +54,9 @@ FAR_FROM_SIGNIFICANT = 0.05
 # shows cannot tell us that another tenant's requests did not use it. The third test (B's hits
 # slower than A's) is held to α/10 too, stricter than probe-v2.md's α (so it still meets it):
 # on a shared cache B's and A's hits come from one cache and differ only by chance, and at α
-# chance alone called 1 of 1,000 random shared caches `isolated` (tests/probes/test_verdicts.py);
-# a real per-tenant cache separates them as clearly as the control, so nothing is lost.
+# chance alone called 1 of 1,000 random shared caches `isolated`; at α/10, 5 of 10,000 very
+# noisy ones (tests/probes/test_verdicts.py). A real per-tenant cache separates B's hits from
+# A's as clearly as the control does, so nothing is lost.
 CONTROL_STRICTNESS = 10
 FIRST_LOOK_SAMPLES, SAMPLES_PER_LOOK = 10, 5
 # With fewer samples a one-sided Mann-Whitney U test cannot reach p < 0.01 even when every hit

@@ -112,17 +112,16 @@ def planned_cost(
     *, declared_context: int, checks: Sequence[str], samples: int, prefix_tokens: int
 ) -> dict[str, PlannedCost]:
     """What the probe will send, check by check (and its calibration), for a declared context
-    C: oversize 0.9 C + 1.1 C, or 0.9 C and a bisection of at most six prompts under it when the
-    endpoint serves less than it declares; canary p pairs of 0.5 C + 0.9 C; prefix cache six
-    prefixes per sample (at most). What the vendor is told before authorising, and the progress
-    bar's total (both the most it can be)."""
+    C: oversize 0.9 C + 1.1 C; canary p pairs of 0.5 C + 0.9 C; prefix cache six prefixes per
+    sample, up to the maximum of samples (sequential sampling usually stops well before). What
+    the vendor is told before authorising, and the progress bar's total. An endpoint that
+    refuses the 0.9 C prompt (it serves less than it declares) gets no 1.1 C prompt but up to
+    BISECTION_REQUESTS prompts each smaller than 0.9 C; the token budget bounds every case."""
     pairs = probe_checks.CANARY_PAIRS
     every = {
         OVERSIZE: PlannedCost(
-            1 + probe_checks.BISECTION_REQUESTS,
-            round(
-                probe_checks.BELOW_SHARE * declared_context * (1 + probe_checks.BISECTION_REQUESTS)
-            ),
+            2,
+            round((probe_checks.BELOW_SHARE + probe_checks.ABOVE_SHARE) * declared_context),
         ),
         CANARY: PlannedCost(
             1 + 2 * pairs,

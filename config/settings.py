@@ -1,6 +1,6 @@
 """AVIA settings. Everything an operator may change comes from the environment.
 
-Defaults run out of the box on SQLite with a local Redis; see the README for the list.
+Defaults run out of the box on SQLite with a local Redis; see docs/operations.md for the list.
 """
 
 import base64
@@ -288,14 +288,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # Running tasks whose broker connection is lost are redelivered anyway: stop them.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
-# The sweeper (config.sweeper) re-queues scoring runs and reports the broker lost: queued for
+# The sweeper (reports.sweeper) re-queues scoring runs and reports the broker lost: queued for
 # longer than SWEEPER_QUEUED_AFTER seconds, or running longer than their task's time limit.
 SWEEPER_INTERVAL = env_int("SWEEPER_INTERVAL", 30)
 SWEEPER_QUEUED_AFTER = env_int("SWEEPER_QUEUED_AFTER", 60)
 # Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-work": {
-        "task": "config.sweeper.requeue_stuck_task",
+        "task": "reports.sweeper.requeue_stuck_task",
         "schedule": float(SWEEPER_INTERVAL),
         "options": {"expires": float(SWEEPER_INTERVAL)},
     },
@@ -344,7 +344,7 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
-# The isolation probe (probes/, README "The isolation probe"). Keys of the vendor's test
+# The isolation probe (probes/, docs/probe.md). Keys of the vendor's test
 # tenants are encrypted at rest with Fernet; PROBE_KEYS_FERNET_KEY is a comma-separated list
 # (the first encrypts, every one decrypts: add a new key in front to rotate).
 PROBE_KEYS_FERNET_KEYS = env_list("PROBE_KEYS_FERNET_KEY", "")
@@ -373,20 +373,20 @@ REST_FRAMEWORK = {
         "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.base.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_json.BoundedJSONParser",
+        "core.api.bounded_json.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # JSON only. DRF's browsable API needs a queryset and a serializer class on every view
     # (these views keep their queries in selectors) and inline scripts the content security
     # policy forbids; the API's documentation is the OpenAPI page (/api/docs/).
-    "DEFAULT_RENDERER_CLASSES": ["config.api_json.SafeJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.bounded_json.SafeJSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.ListPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.ListPagination",
     "PAGE_SIZE": 50,
 }
 
@@ -403,7 +403,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api_schema.add_error_responses",
+        "core.api.schema.add_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
@@ -427,7 +427,7 @@ LOGGING = {
     },
 }
 
-# -- behind HTTPS and a reverse proxy (see the README's production table) -------------------
+# -- behind HTTPS and a reverse proxy (see docs/operations.md, "Deploying") ------------------
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)

@@ -277,6 +277,7 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
     sent: dict[str, set[str]] = {"A": set(), "B": set()}
     responses: list[tuple[str, str, Mapping[str, str]]] = []  # (label, tenant, texts by field)
     pairs_tried = pairs_answered = failed = 0
+    last_failure: str | None = None
     tokens_per_segment: float | None = None
     reason: str | None = None
     try:
@@ -326,6 +327,8 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
                 responses.append((f"{tenant.label}#{pair}", tenant.label, reply.texts))
                 answered += reply.ok
                 failed += not reply.ok
+                if not reply.ok:
+                    last_failure = f"tenant {tenant.label}: {reply.describe()}"
             pairs_answered += answered == 2
     except _CheckFailed as failure:
         reason = str(failure)
@@ -339,7 +342,9 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
         result = "clean"
     else:
         result = INCONCLUSIVE
-        reason = reason or "no request pair was answered"
+        reason = reason or "no request pair was answered" + (
+            f" (last failure, {last_failure})" if last_failure else ""
+        )
     return CanaryResult(
         result,
         pairs=pairs_tried,

@@ -65,7 +65,10 @@ def start_vendor(*, one_slot: bool) -> tuple[subprocess.Popen[str], str]:
         "--port", "0", "--model", MODEL, "--declared-context", str(DECLARED_CONTEXT),
         "--cache-prompts", "1" if one_slot else "0",
     ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    # stderr: http.server prints a traceback whenever a client closes a connection it kept.
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     assert process.stdout is not None
     banner = process.stdout.readline()
     return process, banner.split("listening on ", 1)[1].split()[0]

@@ -419,13 +419,15 @@ def _add_texts(texts: dict[str, str], message: object) -> bool:
 
 
 # What refusals say about the prompt's size and the limit, in the engines' own words:
-# llama.cpp "request (8000 tokens) exceeds the available context size (4096 tokens)";
+# llama.cpp "request (8000 tokens) exceeds the available context size (4096 tokens)" (or, with
+# context shift, "input (8000 tokens) is larger than the max context size (4096 tokens)");
 # vLLM and OpenAI "This model's maximum context length is 4096 tokens. However, you requested
 # 8001 tokens (8000 in the messages, 1 in the completion)" or "... your messages resulted in
 # 8000 tokens" or "... your request has 8000 input tokens"; TGI "... must be <= 4096. Given:
 # 8000 `inputs` tokens".
 _STATED_PROMPT = (
     re.compile(r"request \((\d+) tokens?\)"),
+    re.compile(r"input \((\d+) tokens?\)"),
     re.compile(r"(\d+) in the messages"),
     re.compile(r"messages resulted in (\d+) tokens"),
     re.compile(r"messages have (\d+)"),
@@ -434,6 +436,7 @@ _STATED_PROMPT = (
 )
 _STATED_LIMIT = (
     re.compile(r"available context size \((\d+) tokens?\)"),
+    re.compile(r"max context size \((\d+) tokens?\)"),
     re.compile(r"maximum context length is (\d+)"),
     re.compile(r"must be <= (\d+)"),
 )

@@ -115,9 +115,27 @@ LLAMA_CPP = {
             8000,
             4096,
         ),
+        (
+            {
+                "error": {
+                    "message": "input (8000 tokens) is larger than the max context size "
+                    "(4096 tokens). skipping"
+                }
+            },
+            8000,
+            4096,
+        ),
         ({"error": {"message": "Invalid request"}}, None, None),
     ],
-    ids=["llama.cpp", "llama.cpp-message-only", "vllm", "openai", "tgi", "says-nothing"],
+    ids=[
+        "llama.cpp",
+        "llama.cpp-message-only",
+        "vllm",
+        "openai",
+        "tgi",
+        "llama.cpp-context-shift",
+        "says-nothing",
+    ],
 )
 def test_a_refusal_s_stated_sizes_are_read(document, stated_prompt, limit):
     reply = refusal_read(400, document)

@@ -243,6 +243,7 @@ def test_an_unreachable_endpoint_exits_3():
     assert completed.returncode == 3
     assert completed.stdout == ""
     assert "cannot be reached" in completed.stderr
+    assert "/v1/chat/completions" in completed.stderr  # the message names the URL
 
 
 def test_an_endpoint_that_refuses_both_keys_exits_3_without_repeating_them(tmp_path):
@@ -321,3 +322,24 @@ def test_a_base_url_with_nothing_behind_it_exits_3_and_books_nothing(tmp_path):
         "(check the base URL)"
     ) in completed.stderr
     assert [entry["status"] for entry in received] == [404]
+
+
+def test_a_model_the_endpoint_does_not_serve_exits_3_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_KEY_A", KEY_A)
+    monkeypatch.setenv("TEST_KEY_B", KEY_B)
+    with reference_vendor(tmp_path, "remediated") as vendor:
+        with pytest.raises(CommandError) as refused:
+            call_command(
+                "probe",
+                "--base-url", vendor.base_url, "--model", "glm-5.3",
+                "--declared-context", str(DECLARED_CONTEXT),
+                "--key-a-env", "TEST_KEY_A", "--key-b-env", "TEST_KEY_B",
+                stdout=io.StringIO(),
+            )  # fmt: skip
+        received = vendor.requests()
+
+    assert refused.value.returncode == 3
+    assert (
+        f"the endpoint at {vendor.base_url}/v1/chat/completions does not serve the model 'glm-5.3'"
+    ) in str(refused.value)
+    assert len(received) == 1

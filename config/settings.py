@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "reports",
     "probes",
     "outbox",
+    "webhooks",
     "portfolio",
     "spreadsheets",
 ]
@@ -262,6 +263,15 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
 # up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.
 OUTBOX_RETRY_SECONDS = env_int("OUTBOX_RETRY_SECONDS", 60)
 OUTBOX_MAX_ATTEMPTS = env_int("OUTBOX_MAX_ATTEMPTS", 6)
+# Webhooks (webhooks/, docs/operations.md): a delivery the receiver did not take with a 2xx is
+# tried again after 1, 2, 4, … times WEBHOOK_RETRY_SECONDS, up to WEBHOOK_MAX_ATTEMPTS
+# attempts in all (8: about four hours with the default). Endpoints must be public https://
+# addresses unless WEBHOOK_ALLOWED_NETWORKS lists theirs (CIDRs, e.g. 10.20.0.0/16 for a
+# receiver inside the company's network; the demo and the tests allow 127.0.0.0/8).
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 60)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
@@ -311,6 +321,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     "retry-due-emails": {
         "task": "outbox.tasks.retry_due_emails",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "retry-due-webhooks": {
+        "task": "webhooks.tasks.retry_due_webhooks",
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
@@ -404,6 +419,21 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.add_error_responses",
+        "webhooks.schema.webhooks_as_extension",
+    ],
+    # The payload of every webhook event (webhooks/schema.py), under `x-webhooks`.
+    "WEBHOOKS": [
+        f"webhooks.schema.{event}"
+        for event in (
+            "assessment_submitted",
+            "assessment_scored",
+            "assessment_signed_off",
+            "report_ready",
+            "probe_finished",
+            "risk_acceptance_expiring",
+            "rescore_batch_finished",
+            "test_event",
+        )
     ],
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",

@@ -11,12 +11,12 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db import IntegrityError, transaction
 from django.utils import formats, timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
+from core.db import create_once
 from outbox.links import site_address, site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
@@ -71,7 +71,18 @@ def notify(
             title = str(TITLES[event]) % {name: _word(value) for name, value in words.items()}
         wrote = False
         if choice is None or choice.in_app:
-            wrote = _notification_write(organization, user, event, key, title[:300], path)
+            wrote = (
+                create_once(
+                    Notification,
+                    organization=organization,
+                    recipient=user,
+                    event=event,
+                    event_key=key[:200],
+                    title=title[:300],
+                    path=path,
+                )
+                is not None
+            )
         if email and (choice is None or choice.email):
             sent = email_enqueue(
                 event_key=f"notification:{key}:{user.pk}",
@@ -96,24 +107,6 @@ def _word(value: Any) -> str:
     if isinstance(value, dt.date):
         return formats.date_format(value, "DATE_FORMAT")
     return str(value)
-
-
-def _notification_write(
-    organization: Organization, user: User, event: str, key: str, title: str, path: str
-) -> bool:
-    try:
-        with transaction.atomic():  # a savepoint: a concurrent writer of the same event wins
-            Notification.objects.create(
-                organization=organization,
-                recipient=user,
-                event=event,
-                event_key=key[:200],
-                title=title,
-                path=path,
-            )
-    except IntegrityError:
-        return False
-    return True
 
 
 def emailed_about(users: Iterable[User], event: str) -> list[User]:

@@ -26,6 +26,9 @@ BASELINE = {
     "scoring.services",
     "spreadsheets.services",
     "webhooks.services",
+    # merged from main (notifications) after the list was written
+    "assessments.services.notices",
+    "notifications.services",
 }
 
 

@@ -1,0 +1,241 @@
+"""Every keystroke kept: a vendor answers a question that shows or hides others, then types on
+at once, at 30 ms a key, in real Chromium — in English and Traditional Chinese, on a phone and
+on a desktop, and through an input method (composition events). What was typed must be on the
+screen, in the kept draft once the autosave has run, and back after a reload; no input element
+that was on the page may be replaced by the autosave; and nothing is saved mid-composition.
+
+Waits are on conditions (an element appears, a draft reaches the database), never longer than a
+person would leave between two actions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from django.urls import reverse
+
+from assessments import factories
+from assessments.models import AnswerDraft, Assessment, Channel
+from assessments.services.vendor_links import vendor_link_issue
+from tests.personas import make_personas, member_of
+
+from .conftest import DESKTOP, PHONE
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+GPU = "每個實例 8 張 H200 GPU"
+PREFIX = "Prefix cache on since launch."
+KEY_DELAY = 30  # ms a key: a quick typist
+SETTLE = 5.0  # s: how long the autosave may take to reach the database
+
+
+@pytest.fixture(autouse=True)
+def private_media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def personas(transactional_db):
+    return make_personas()
+
+
+def open_assessment(personas, language: str) -> tuple[Assessment, str]:
+    """The launch-day vendor's assessment, not submitted (PRF-07 "yes", so PRF-08 is asked;
+    INC-01 "no", so INC-02 is not), and a private link in `language`."""
+    ava = member_of(personas.ava)
+    assessment = factories.incident_assessment(member=ava, submit=False)
+    _link, token = vendor_link_issue(
+        assessment=assessment,
+        contact_email="vendor@launch.test",
+        member=ava,
+        channel=Channel.WEB,
+        language=language,
+    )
+    return assessment, token
+
+
+def eventually(check: Callable[[], object], describe: Callable[[], str]) -> None:
+    deadline = time.monotonic() + SETTLE
+    while not check():
+        assert time.monotonic() < deadline, describe()
+        time.sleep(0.05)
+
+
+class Vendor:
+    """One vendor's browser page on a portal section, as a person uses it on `device`."""
+
+    def __init__(self, chromium, base_url: str, token: str, *, device: str) -> None:
+        phone = device == "phone"
+        self.context = chromium.new_context(
+            viewport=PHONE if phone else DESKTOP, is_mobile=phone, has_touch=phone
+        )
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(message.text) if message.type == "error" else None,
+        )
+        # The autosaves sent (time, status), for the message when something is lost.
+        self.saves: list[str] = []
+        self.page.on("requestfinished", self._log_save)
+        self.base_url = base_url
+        self.token = token
+        self.phone = phone
+
+    def _log_save(self, request) -> None:
+        if request.method == "POST":
+            response = request.response()
+            self.saves.append(f"{time.monotonic():.2f} {response.status if response else '-'}")
+
+    def open(self, section: str) -> None:
+        self.page.goto(self.base_url + reverse("portal:section", args=[self.token, section]))
+        # Every input on the page gets a mark: an element the autosave replaced loses it.
+        self.page.evaluate(
+            "() => document.querySelectorAll('#section-form input, #section-form textarea')"
+            ".forEach(el => { el.dataset.original = '1'; el.__original = true; })"
+        )
+
+    def choose(self, selector: str) -> None:
+        """Tap (phone) or click (desktop) a radio button, as a person does."""
+        target = self.page.locator(selector)
+        if self.phone:
+            target.tap()
+        else:
+            target.click()
+
+    def type_into(self, selector: str, text: str) -> None:
+        field = self.page.locator(selector)
+        if self.phone:
+            field.tap()
+        else:
+            field.click()
+        field.press_sequentially(text, delay=KEY_DELAY)
+
+    def replaced_inputs(self) -> list[str]:
+        """Ids of inputs that were on the page when it opened and are no longer the same
+        element (replaced by a redraw), or were removed."""
+        return self.page.evaluate(
+            "() => { const now = new Set(document.querySelectorAll("
+            "'#section-form input, #section-form textarea'));"
+            " const lost = [];"
+            " document.querySelectorAll('[data-original]').forEach(el => {"
+            "   if (!el.__original || !now.has(el)) lost.push(el.id || el.name); });"
+            " return lost.concat(window.__lostInputs || []); }"
+        )
+
+
+def drafts(assessment: Assessment) -> dict[str, tuple[object, str]]:
+    return {
+        d.question_code: (d.value, d.comment)
+        for d in AnswerDraft.objects.filter(assessment=assessment)
+    }
+
+
+def assert_kept(vendor: Vendor, assessment: Assessment, typed: dict[str, str]) -> None:
+    """`typed`: field name (a question code, or comment-<code>) → the whole text typed."""
+    page = vendor.page
+    for name, text in typed.items():
+        shown = page.locator(f"#section-form [name='{name}']").input_value()
+        assert shown == text, f"on screen, {name} reads {shown!r}, typed {text!r}"
+
+    def saved(name: str) -> str:
+        if name.startswith("comment-"):
+            return drafts(assessment).get(name.removeprefix("comment-"), (None, ""))[1]
+        return str(drafts(assessment).get(name, ("", ""))[0])
+
+    eventually(
+        lambda: all(saved(name) == text for name, text in typed.items()),
+        lambda: (
+            "the kept drafts lost characters: "
+            + ", ".join(f"{n}={saved(n)!r} (typed {t!r})" for n, t in typed.items())
+            + f"; autosaves: {vendor.saves}, now {time.monotonic():.2f}"
+        ),
+    )
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    assert vendor.replaced_inputs() == [], "the autosave replaced inputs"
+    assert vendor.errors == []
+    page.reload()
+    for name, text in typed.items():
+        shown = page.locator(f"#section-form [name='{name}']").input_value()
+        assert shown == text, f"after a reload, {name} reads {shown!r}, typed {text!r}"
+
+
+@pytest.mark.parametrize(
+    ("language", "device"),
+    [("en", "desktop"), ("zh-hant", "phone"), ("en", "phone"), ("zh-hant", "desktop")],
+)
+def test_typing_right_after_a_question_shows_or_hides_others_keeps_every_character(
+    catalog, personas, live_server, chromium, language, device
+):
+    assessment, token = open_assessment(personas, language)
+    vendor = Vendor(chromium, live_server.url, token, device=device)
+    page = vendor.page
+
+    # PRF: "no" hides PRF-08; type on at once in a field that was there already.
+    vendor.open("PRF")
+    vendor.choose("#q-PRF-07-no")
+    vendor.type_into("#q-PRF-09", GPU)
+    # Type, then at once change another answer that hides a question (PRF-06).
+    vendor.type_into("#q-comment-PRF-07", PREFIX)
+    vendor.choose("#q-PRF-05-proprietary")
+    # "yes" brings PRF-08 back: type on at once.
+    vendor.choose("#q-PRF-07-yes")
+    vendor.type_into("#q-comment-PRF-09", PREFIX)
+    page.locator("#q-PRF-08-mooncake").wait_for(state="visible")
+    assert page.locator("#q-PRF-06").is_hidden()
+    assert_kept(
+        vendor,
+        assessment,
+        {"PRF-09": GPU, "comment-PRF-07": PREFIX, "comment-PRF-09": PREFIX},
+    )
+
+    # INC: "yes" asks INC-02, which appears: the vendor types in it as soon as it is there,
+    # and the answer to a question that was on the page goes on at once too.
+    vendor.open("INC")
+    vendor.choose("#q-INC-01-yes")
+    page.locator("#q-INC-02").wait_for(state="visible")
+    vendor.type_into("#q-INC-02", PREFIX)
+    vendor.choose("#q-INC-06-no")
+    vendor.type_into("#q-comment-INC-01", GPU)
+    assert_kept(vendor, assessment, {"INC-02": PREFIX, "comment-INC-01": GPU})
+    vendor.context.close()
+
+
+def test_an_input_method_composition_is_not_saved_or_redrawn_until_it_ends(
+    catalog, personas, live_server, chromium
+):
+    """Chinese typed with an input method: "mei" composed, then "每" chosen. While the
+    composition is open (a person reads the candidates for a second), nothing is sent."""
+    assessment, token = open_assessment(personas, "zh-hant")
+    vendor = Vendor(chromium, live_server.url, token, device="desktop")
+    page = vendor.page
+    vendor.open("PRF")
+    composing = {"on": False}
+    sent_while_composing: list[str] = []
+
+    def on_request(request) -> None:
+        if request.method == "POST" and composing["on"]:
+            sent_while_composing.append(request.post_data or "")
+
+    page.on("request", on_request)
+    cdp = vendor.context.new_cdp_session(page)
+    vendor.choose("#q-PRF-07-no")  # a change that hides PRF-08, then straight into the IME
+    page.locator("#q-PRF-09").click()
+    page.keyboard.type("8 ", delay=KEY_DELAY)
+    composing["on"] = True
+    for text in ("m", "me", "mei"):
+        cdp.send(
+            "Input.imeSetComposition",
+            {"text": text, "selectionStart": len(text), "selectionEnd": len(text)},
+        )
+        page.wait_for_timeout(120)
+    page.wait_for_timeout(1000)  # choosing among the candidates: longer than the autosave delay
+    composing["on"] = False
+    page.keyboard.insert_text("每")  # the candidate chosen: the composition ends
+    page.keyboard.type(" H200", delay=KEY_DELAY)
+    assert sent_while_composing == [], f"saved mid-composition: {sent_while_composing}"
+    assert_kept(vendor, assessment, {"PRF-09": "8 每 H200"})
+    vendor.context.close()

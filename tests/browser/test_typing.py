@@ -16,12 +16,10 @@ from collections.abc import Callable
 import pytest
 from django.urls import reverse
 
-from assessments import factories
-from assessments.models import AnswerDraft, Assessment, Channel
-from assessments.services.vendor_links import vendor_link_issue
-from tests.personas import make_personas, member_of
+from assessments.models import AnswerDraft, Assessment
+from tests.personas import make_personas
 
-from .conftest import DESKTOP, PHONE
+from .conftest import DESKTOP, PHONE, open_assessment
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -39,21 +37,6 @@ def private_media(settings, tmp_path):
 @pytest.fixture
 def personas(transactional_db):
     return make_personas()
-
-
-def open_assessment(personas, language: str) -> tuple[Assessment, str]:
-    """The launch-day vendor's assessment, not submitted (PRF-07 "yes", so PRF-08 is asked;
-    INC-01 "no", so INC-02 is not), and a private link in `language`."""
-    ava = member_of(personas.ava)
-    assessment = factories.incident_assessment(member=ava, submit=False)
-    _link, token = vendor_link_issue(
-        assessment=assessment,
-        contact_email="vendor@launch.test",
-        member=ava,
-        channel=Channel.WEB,
-        language=language,
-    )
-    return assessment, token
 
 
 def eventually(check: Callable[[], object], describe: Callable[[], str]) -> None:

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "probes",
     "outbox",
     "webhooks",
+    "notifications",
     "portfolio",
     "spreadsheets",
 ]
@@ -148,6 +149,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "accounts.context_processors.organization",
+                "notifications.context_processors.unread_notifications",
             ],
         },
     },
@@ -381,7 +383,7 @@ PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond l
 PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
 PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
 PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)
-PROBE_SAMPLES = env_int("PROBE_SAMPLES", 25)
+PROBE_SAMPLES = env_int("PROBE_SAMPLES", 40)  # the most per design (sequential sampling)
 PROBE_PREFIX_TOKENS = env_int("PROBE_PREFIX_TOKENS", 4096)
 
 REST_FRAMEWORK = {

@@ -23,12 +23,19 @@ from webhooks.services import webhooks_emit
 from ..audit import audit_record
 from ..models import (
     Assessment,
+    AssessmentStatus,
     ScoringRun,
     VendorLink,
 )
 from .answers import answer_values
 from .guards import require_member, transition
+from .notices import notify_submitted
 from .webhook_events import assessment_event
+
+# The scoring task, queued by its name: the task (`assessments.tasks`) imports the services that
+# it runs, never the reverse. (The name is the one it had in the scoring app, so messages queued
+# before an upgrade are still understood.)
+SCORE_RUN_TASK = "scoring.tasks.score_assessment_run"
 
 
 @transaction.atomic
@@ -50,6 +57,7 @@ def assessment_submit(
     )
     if missing:
         raise ServiceError({code: [_("This question is required.")] for code in missing})
+    answering_changes = assessment.status == AssessmentStatus.CHANGES_REQUESTED
     transition(assessment, "submit")
     assessment.submitted_at = timezone.now()
     assessment.save(update_fields=["status", "submitted_at", "updated_at"])
@@ -63,6 +71,9 @@ def assessment_submit(
         channel=channel,
     )
     run = _queue_run(assessment, requested_by=actor)
+    notify_submitted(
+        assessment=assessment, run=run, submitter=actor, answering_changes=answering_changes
+    )
     webhooks_emit(
         [assessment_event(assessment, WebhookEvent.ASSESSMENT_SUBMITTED, f"submitted:run:{run.pk}")]
     )
@@ -96,12 +107,10 @@ def newest_ruleset_for(assessment: Assessment) -> Ruleset:
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from ..tasks import score_assessment_run
-
     run = scoring_run_create(
         assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
     )
-    publish_on_commit(score_assessment_run, run.pk)
+    publish_on_commit(SCORE_RUN_TASK, run.pk)
     return run
 
 

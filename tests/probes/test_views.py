@@ -205,7 +205,10 @@ def test_a_finished_probe_is_attached_as_evidence_and_scored_again(
     findings = client.get(reverse("assessments:findings", args=[assessment.pk])).content.decode()
     result = run.result
     above = result["checks"]["oversize"]["above"]
-    assert f"{above['prompt_tokens']:,} tokens · HTTP {above['status']}" in findings
+    assert (
+        f"{above['prompt_tokens']:,} tokens ({above['percent_of_declared']:.1f} % of the "
+        f"declared context) · HTTP {above['status']}"
+    ) in findings
     hit = result["checks"]["canary"]["hits"][0]
     assert f"<mark>{hit['canary']}</mark>" in findings
     assert f"{result['tokens_spent']:,}" in findings

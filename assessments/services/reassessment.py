@@ -30,8 +30,8 @@ from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import version_key
 from questionnaires.validation import AnswerValidationError, validate_answers
 
-from .audit import audit_record
-from .models import (
+from ..audit import audit_record
+from ..models import (
     RENEWABLE_STATUSES,
     Assessment,
     AssessmentStatus,
@@ -45,9 +45,10 @@ from .models import (
     Vendor,
     VendorLink,
 )
-from .services.answers import answers_save, assessment_create
-from .services.guards import require_member
-from .storage import evidence_storage
+from ..storage import evidence_storage
+from .answers import answers_save, assessment_create
+from .guards import require_member
+from .notices import notify_configuration_change
 from .vendor_mail import renewal_notify
 
 # The section a configuration change reopens: the context window and the KV-cache pool that
@@ -275,6 +276,8 @@ def renewal_start(
         },
     )
     renewal_notify(renewal=renewal, declared_by=vendor_link)
+    if recheck and vendor_link is not None:  # a member who recorded it knows already
+        notify_configuration_change(renewal=renewal, changes=changes)
     renewal.refresh_from_db()  # invited: sent
     return renewal
 

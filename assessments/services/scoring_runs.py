@@ -24,13 +24,14 @@ from django.utils import timezone
 from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
+from scoring.models import Ruleset
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
-from .audit import audit_event, audit_record, audit_record_many
-from .bulk import insert_rows, update_fields
-from .lifecycle import IllegalTransition, next_status
-from .models import (
+from ..audit import audit_event, audit_record, audit_record_many
+from ..bulk import insert_rows, update_fields
+from ..lifecycle import IllegalTransition, next_status
+from ..models import (
     Answer,
     Assessment,
     AssessmentStatus,
@@ -41,9 +42,10 @@ from .models import (
     RunStatus,
     ScoringRun,
 )
+from ..storage import evidence_storage
+from .notices import notify_tier_changed
 from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
-from .services.webhook_events import assessment_event
-from .storage import evidence_storage
+from .webhook_events import assessment_event
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +59,6 @@ MAX_SCORING_ATTEMPTS = 12
 @lru_cache(maxsize=16)
 def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
     """Compiled once per worker process and ruleset version (content hashes key the cache)."""
-    from scoring.models import Ruleset
-
     ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
     return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
 
@@ -158,6 +158,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         for run in pending:
             newest[run.assessment_id] = max(newest.get(run.assessment_id, 0), run.pk)
         superseded, scoring = [], []
+        previous_tiers: dict[int, str] = {}  # each assessment's tier before this run
         for run in pending:
             latest = assessments[run.assessment_id].latest_run_id
             if (latest and latest > run.pk) or newest[run.assessment_id] > run.pk:
@@ -226,6 +227,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
             run.risk_score, run.risk_tier = result.risk_score, result.risk_tier
             run.status, run.error = RunStatus.SUCCEEDED, ""
             assessment.status = next_status("scoring_succeeded", assessment.status)
+            previous_tiers[assessment.pk] = assessment.risk_tier
             assessment.latest_run = run
             assessment.risk_score, assessment.risk_tier = run.risk_score, run.risk_tier
             events.append(
@@ -275,6 +277,12 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
             decided,
             ["status", "latest_run", "risk_score", "risk_tier", "reassess_by", "updated_at"],
         )
+        for run in scoring:
+            notify_tier_changed(
+                assessment=assessments[run.assessment_id],
+                run=run,
+                previous_tier=previous_tiers[run.assessment_id],
+            )
         webhooks_emit(
             [
                 assessment_event(

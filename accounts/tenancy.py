@@ -90,7 +90,9 @@ def org_context_for_request(request: HttpRequest) -> OrgContext | None:
         return None
     token = getattr(request, "auth", None)
     token = token if isinstance(token, ApiToken) else None
-    session_org_id = None if token else request.session.get(SESSION_KEY)
+    # A request without a session (a template rendered with a bare request) has no choice made.
+    session = getattr(request, "session", None)
+    session_org_id = None if token or session is None else session.get(SESSION_KEY)
     # Asked by the view and again by the page's template: read once per request, for as long
     # as the user, the token and the session's choice stay what they were (`vars`, not
     # getattr: a DRF request must not find what its Django request remembered).
@@ -227,7 +229,7 @@ def page_organization(request: HttpRequest) -> Organization | None:
     """The organization a page drawn for this request acts in, which its forms carry: the
     member page's own (its URL may name another than the session's), else the session's."""
     context = vars(request).get(_PAGE)
-    if context is None and hasattr(request, "session"):  # none: rendered outside a request
+    if context is None:
         context = org_context_for_request(request)
     return context.organization if context is not None else None
 

@@ -60,7 +60,7 @@ class AssessmentStatus(models.TextChoices):
 # Waiting for answers (an overdue one is late); signed off (nothing more to do).
 OPEN_STATUSES = (AssessmentStatus.DRAFT, AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
 CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
-# Scored or approved: the vendor is due again on `reassess_by` (assessments.reassessment).
+# Scored or approved: the vendor is due again on `reassess_by` (assessments.services.reassessment).
 RENEWABLE_STATUSES = (AssessmentStatus.SCORED, AssessmentStatus.APPROVED)
 
 

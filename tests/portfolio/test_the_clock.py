@@ -20,7 +20,7 @@ from django.utils.formats import date_format
 
 from assessments import factories
 from assessments.models import Assessment, AuditEvent, Channel, RenewalReason
-from assessments.reassessment import renewal_start
+from assessments.services.reassessment import renewal_start
 from assessments.services.submission import assessment_rescore
 from core.errors import ConflictError
 from outbox.models import EmailKind, OutboundEmail

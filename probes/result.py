@@ -19,7 +19,7 @@ CHECKS = (OVERSIZE, CANARY, PREFIX_CACHE)
 INCONCLUSIVE = "inconclusive"
 # The results each check can give (probe.md); ruleset v2 reads them as probe.<check>.
 OUTCOMES = {
-    OVERSIZE: ("rejected", "accepted", INCONCLUSIVE),
+    OVERSIZE: ("rejected", "accepted", "overclaimed", INCONCLUSIVE),
     CANARY: ("leak", "clean", INCONCLUSIVE),
     PREFIX_CACHE: ("shared", "isolated", "no_cache_seen", INCONCLUSIVE),
 }

@@ -24,7 +24,7 @@ def test_submitting_queues_scoring_and_answers_202(personas, answered, client_as
     detail = client.get(f"/api/v1/assessments/{answered.pk}/").json()
     assert detail["status"] == "scored"
     assert detail["risk_tier"] == "critical"
-    assert detail["scored_with"] == "incident-2026-kv@2"  # newest that scores v1 answers
+    assert detail["scored_with"] == "incident-2026-kv@3"  # newest that scores v1 answers
     assert {f["rule"] for f in detail["findings"]} >= {"KV-POOL-BELOW-CONTEXT"}
     assert detail["submitted_at"] is not None
     event = AuditEvent.objects.get(action="assessment.submitted")
@@ -104,7 +104,7 @@ def test_a_past_run_stays_viewable_with_its_findings(personas, scored, client_as
     assert response.status_code == 200
     body = response.json()
     assert (body["id"], body["ruleset"], body["status"]) == (
-        run.pk, "incident-2026-kv@2", "succeeded",
+        run.pk, "incident-2026-kv@3", "succeeded",
     )  # fmt: skip
     assert (body["score"], body["tier"]) == (run.risk_score, "critical")
     assert [f["rule"] for f in body["findings"]] == list(

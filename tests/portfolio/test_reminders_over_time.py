@@ -117,7 +117,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
     renewal = original.renewals.get()
     assert (renewal.renewal_reason, renewal.status) == (RenewalReason.DUE, AssessmentStatus.SENT)
     assert renewal.due_date == original.reassess_by
-    assert renewal.questionnaire.key == "ai-inference-isolation@2"  # the newest version
+    assert renewal.questionnaire.key == "ai-inference-isolation@3"  # the newest version
     assert answer_values(renewal) == answer_values(original)
     assert len(opened) == 1 and CJK.search(opened[0].subject) and CJK.search(opened[0].body)
     first_token = TOKEN.search(opened[0].body).group(1)

@@ -222,7 +222,9 @@ def assessment_v3(catalog, personas, vendor):
 def test_the_questions_of_v3_refuse_what_is_not_their_type(
     personas, assessment_v3, client_as, answers, code
 ):
-    response = client_as(personas.ava).patch(url(assessment_v3), {"answers": answers}, format="json")
+    response = client_as(personas.ava).patch(
+        url(assessment_v3), {"answers": answers}, format="json"
+    )
 
     assert response.status_code == 400
     assert list(response.json()["errors"]) == [code]

@@ -4,7 +4,8 @@
 The vendor consents (PRB-01) and submits through its private link, and gives the endpoint, two
 test keys and the signed authorisation on the portal's probe page; the worker scores the
 submission; an assessor starts the probe on its page and follows it; the worker probes the
-endpoint and attaches the result as PRB-02 evidence; the assessor scores again with ruleset v2.
+endpoint and attaches the result as PRB-02 evidence; the assessor scores again (ruleset v3, the
+newest that applies, reads the probe).
 The probe rules that fire are read from the ruleset data: the launch-day vendor is caught
 accepting an oversized prompt and echoing another tenant's text, the remediated vendor is not.
 The findings page and the PDF (its text extracted) show the figures, and the keys appear

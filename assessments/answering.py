@@ -27,14 +27,14 @@ from django.utils import timezone
 
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
+from core.formats import format_datetime
 from core.web import add_errors
 
 from .answer_forms import CatalogueAnswersForm
-from .drafts import drafts_for, drafts_save
 from .models import Assessment, Channel, EvidenceFile, VendorLink
 from .presenters.evidence import EvidenceRow, evidence_rows
-from .presenters.formats import format_datetime
 from .services.answers import answer_values, answers_save, vendor_editable_codes
+from .services.drafts import drafts_for, drafts_save
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from assessments.models import Channel
 from assessments.portal.access import Portal, portal_view
 from assessments.portal.common import portal_context, question_url
-from assessments.presenters.formats import format_tokens
 from assessments.services.answers import answer_values, probe_consented
 from core.errors import ServiceError
+from core.formats import format_tokens
 from core.web import add_errors, error_summary
 
 from .forms import DATETIME_INPUT, ProbeSetupForm
@@ -33,7 +33,7 @@ from .models import ProbeSetup
 from .presenters import cost_plan, setup_facts
 from .services import consent_codes, probe_setup_save
 
-# probe.md sizes the prompts from the context the vendor advertises (CTX-01).
+# The shared spec's probe.md sizes the prompts from the context the vendor advertises (CTX-01).
 DECLARED_CONTEXT_QUESTION = "CTX-01"
 
 

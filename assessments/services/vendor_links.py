@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ConflictError, ServiceError
+from core.formats import format_datetime
 from core.text import text_fields_errors
 from outbox.links import site_url
 from outbox.models import EmailKind
@@ -29,7 +30,6 @@ from ..models import (
     Assessment,
     VendorLink,
 )
-from ..presenters.formats import format_datetime
 from .answers import answer_values, buyer_section_codes
 from .guards import require_member, transition
 

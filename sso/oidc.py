@@ -5,7 +5,8 @@ library): signature against the issuer's JWKS, `iss`, `aud`, `exp`/`iat` and `no
 Each organization has its own provider, so the client is made per request from its settings
 rather than registered once in Django settings.
 
-Outbound calls go to the issuer with httpx directly (through Authlib's httpx client): the
+Outbound calls go to the issuer with httpx directly (Authlib's own httpx client is deprecated
+in favour of an httpx2 package the project does not use; its protocol helpers are used): the
 project's outbound-address policy (`core/outbound.py`, branch h-security) has not landed on
 main yet; once it has, discovery, JWKS and token calls should go through it.
 """
@@ -17,8 +18,8 @@ from typing import Any
 
 import httpx
 from authlib.common.security import generate_token
-from authlib.integrations.base_client import OAuthError
-from authlib.integrations.httpx_client import OAuth2Client
+from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from django.utils.translation import gettext as _
 from joserfc import jwt
 from joserfc.errors import (
@@ -98,18 +99,6 @@ def discover(issuer: str) -> ProviderEndpoints:
         raise _unreachable() from None
 
 
-def _client(*, client_id: str, client_secret: str, redirect_uri: str) -> OAuth2Client:
-    return OAuth2Client(
-        client_id=client_id,
-        client_secret=client_secret,
-        scope=SCOPE,
-        redirect_uri=redirect_uri,
-        code_challenge_method="S256",
-        timeout=TIMEOUT_SECONDS,
-        follow_redirects=False,
-    )
-
-
 def authorization_url(
     *,
     endpoints: ProviderEndpoints,
@@ -121,12 +110,16 @@ def authorization_url(
     flow = PendingFlow(
         state=generate_token(32), nonce=generate_token(32), code_verifier=generate_token(64)
     )
-    client = _client(client_id=client_id, client_secret="", redirect_uri=redirect_uri)
-    url, _state = client.create_authorization_url(
+    url = prepare_grant_uri(
         endpoints.authorization_endpoint,
+        client_id=client_id,
+        response_type="code",
+        redirect_uri=redirect_uri,
+        scope=SCOPE,
         state=flow.state,
-        code_verifier=flow.code_verifier,
         nonce=flow.nonce,
+        code_challenge=create_s256_code_challenge(flow.code_verifier),
+        code_challenge_method="S256",
         login_hint=login_hint,
     )
     return url, flow
@@ -148,21 +141,34 @@ def signed_in_claims(
     flow: PendingFlow,
 ) -> dict[str, Any]:
     """Exchange the code (with the PKCE verifier) and return the checked ID token's claims."""
-    client = _client(client_id=client_id, client_secret=client_secret, redirect_uri=redirect_uri)
+    refused = SsoRefused(
+        _("Your organization's sign-in service refused the sign-in. Start again."),
+        code="token_refused",
+    )
     try:
-        token = client.fetch_token(
+        response = httpx.post(
             endpoints.token_endpoint,
-            grant_type="authorization_code",
-            code=code,
-            code_verifier=flow.code_verifier,
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "code_verifier": flow.code_verifier,
+            },
+            auth=(client_id, client_secret),  # client_secret_basic, the default method
+            headers={"Accept": "application/json"},
+            timeout=TIMEOUT_SECONDS,
+            follow_redirects=False,
         )
-    except (OAuthError, httpx.HTTPStatusError, ValueError):
-        raise SsoRefused(
-            _("Your organization's sign-in service refused the sign-in. Start again."),
-            code="token_refused",
-        ) from None
     except httpx.HTTPError:
         raise _unreachable() from None
+    if response.status_code != 200:
+        raise refused
+    try:
+        token = response.json()
+    except ValueError:
+        raise refused from None
+    if not isinstance(token, dict):
+        raise refused
     id_token = token.get("id_token")
     if not isinstance(id_token, str):
         raise SsoRefused(

@@ -4,6 +4,7 @@ callback, and the owner's settings page."""
 from __future__ import annotations
 
 import time
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -98,7 +99,13 @@ def start(request: HttpRequest) -> HttpResponse:
     }
     newest = sorted(pending.items(), key=lambda item: item[1]["at"])[-PENDING_MAX:]
     request.session[PENDING_SESSION_KEY] = dict(newest)
-    return redirect(url)
+    # A page that moves on by itself rather than a redirect: the login form's content security
+    # policy (form-action 'self') makes the browser refuse a redirect to another origin.
+    return render(
+        request,
+        "sso/continue.html",
+        {"provider_url": url, "provider_host": urlsplit(url).netloc},
+    )
 
 
 @never_cache

@@ -131,6 +131,14 @@ def _wrong_issuer() -> str:
     )
 
 
+def _wrong_audience() -> str:
+    return _("The sign-in was refused: the token was issued for another application than AVIA.")
+
+
+def _unreadable() -> SsoRefused:
+    return SsoRefused(_("The sign-in was refused: the token cannot be read."), code="unreadable")
+
+
 def signed_in_claims(
     *,
     endpoints: ProviderEndpoints,
@@ -191,49 +199,46 @@ def validate_id_token(
             _("The sign-in was refused: the token's signature is not valid."), code="bad_signature"
         ) from None
     except JoseError:
-        raise SsoRefused(
-            _("The sign-in was refused: the token cannot be read."), code="unreadable"
-        ) from None
+        raise _unreadable() from None
     claims = decoded.claims
-    # One claim at a time, so the refusal names what was wrong.
-    checks: list[tuple[str, dict[str, Any], str, str]] = [
-        ("iss", {"essential": True, "value": issuer}, "wrong_issuer", _wrong_issuer()),
-        (
-            "aud",
-            {"essential": True, "value": client_id},
-            "wrong_audience",
-            _("The sign-in was refused: the token was issued for another application than AVIA."),
-        ),
-        (
-            "nonce",
-            {"essential": True, "value": nonce},
-            "wrong_nonce",
-            _("The sign-in was refused: the token does not belong to this sign-in. Start again."),
-        ),
-    ]
-    expired = SsoRefused(
-        _("The sign-in was refused: the token has expired. Start again."), code="expired"
-    )
-    unreadable = SsoRefused(
-        _("The sign-in was refused: the token cannot be read."), code="unreadable"
-    )
     try:
         jwt.JWTClaimsRegistry(
             leeway=LEEWAY_SECONDS, exp={"essential": True}, iat={"essential": True}
         ).validate(claims)
     except ExpiredTokenError:
-        raise expired from None
+        raise SsoRefused(
+            _("The sign-in was refused: the token has expired. Start again."), code="expired"
+        ) from None
     except JoseError:
-        raise unreadable from None
-    for claim, option, code, message in checks:
+        raise _unreadable() from None
+    # One claim at a time, so the refusal names what was wrong.
+    checks = [
+        (
+            jwt.JWTClaimsRegistry(leeway=LEEWAY_SECONDS, iss={"essential": True, "value": issuer}),
+            SsoRefused(_wrong_issuer(), code="wrong_issuer"),
+        ),
+        (
+            jwt.JWTClaimsRegistry(
+                leeway=LEEWAY_SECONDS, aud={"essential": True, "value": client_id}
+            ),
+            SsoRefused(_wrong_audience(), code="wrong_audience"),
+        ),
+        (
+            jwt.JWTClaimsRegistry(leeway=LEEWAY_SECONDS, nonce={"essential": True, "value": nonce}),
+            SsoRefused(
+                _(
+                    "The sign-in was refused: the token does not belong to this sign-in. Start again."
+                ),
+                code="wrong_nonce",
+            ),
+        ),
+    ]
+    for registry, refusal in checks:
         try:
-            jwt.JWTClaimsRegistry(leeway=LEEWAY_SECONDS, **{claim: option}).validate(claims)
+            registry.validate(claims)
         except (InvalidClaimError, MissingClaimError):
-            raise SsoRefused(message, code=code) from None
+            raise refusal from None
     azp = claims.get("azp")
     if isinstance(claims.get("aud"), list) and len(claims["aud"]) > 1 and azp != client_id:
-        raise SsoRefused(
-            _("The sign-in was refused: the token was issued for another application than AVIA."),
-            code="wrong_audience",
-        )
+        raise SsoRefused(_wrong_audience(), code="wrong_audience")
     return dict(claims)

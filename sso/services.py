@@ -12,11 +12,12 @@ from django.utils.translation import gettext as _
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Role
-from core.encryption import secret_decrypt, secret_encrypt
+from core.encryption import secret_encrypt
 from core.errors import ServiceError
 
 from .models import IdentityProvider, VouchedDomain
 from .oidc import SsoRefused
+from .selectors import provider_for
 
 
 @dataclass(frozen=True)
@@ -29,37 +30,6 @@ class ProviderSettings:
     default_role: str
     require_sso: bool
     break_glass_owner_id: int | None
-
-
-# -- selectors --------------------------------------------------------------------------------
-
-
-def provider_for(*, organization: Organization) -> IdentityProvider | None:
-    return IdentityProvider.objects.filter(organization=organization).first()
-
-
-def provider_for_email(*, email: str) -> IdentityProvider:
-    """The provider vouching for the address's domain, or a refusal naming the domain."""
-    domain = email.rpartition("@")[2].strip().lower()
-    found = (
-        VouchedDomain.objects.select_related("provider__organization").filter(domain=domain).first()
-        if domain
-        else None
-    )
-    if found is None:
-        raise SsoRefused(
-            _("No organization signs in with single sign-on for addresses at %(domain)s.")
-            % {"domain": domain or email},
-            code="unknown_organization",
-        )
-    return found.provider
-
-
-def client_secret(*, provider: IdentityProvider) -> str:
-    return secret_decrypt(provider.client_secret_encrypted)
-
-
-# -- services ---------------------------------------------------------------------------------
 
 
 def _issuer_error(issuer: str) -> str | None:
@@ -153,10 +123,6 @@ def provider_configure(
             {"email_domains": [_("A domain is already vouched for by another organization.")]}
         ) from None
     return provider
-
-
-def email_domains(*, provider: IdentityProvider) -> list[str]:
-    return list(provider.domains.values_list("domain", flat=True))
 
 
 @transaction.atomic

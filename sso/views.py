@@ -26,15 +26,8 @@ from core.web import add_errors, error_summary
 from . import oidc
 from .forms import ProviderForm, SsoStartForm
 from .models import IdentityProvider
-from .services import (
-    ProviderSettings,
-    client_secret,
-    email_domains,
-    provider_configure,
-    provider_for,
-    provider_for_email,
-    sign_in_member,
-)
+from .selectors import client_secret, email_domains, provider_for, provider_for_email
+from .services import ProviderSettings, provider_configure, sign_in_member
 
 # Flows started in this browser and not finished, by state; each is used once.
 PENDING_SESSION_KEY = "sso_pending"

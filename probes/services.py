@@ -125,6 +125,75 @@ def probe_setup_save(
         raise ConflictError(
             {"probe": [_("A probe of this assessment is running; wait until it ends.")]}
         )
+    base_url, keys = probe_setup_check(
+        base_url=base_url,
+        model_name=model_name,
+        declared_context=declared_context,
+        key_a=key_a,
+        key_b=key_b,
+        signer_name=signer_name,
+        spend_ceiling_tokens=spend_ceiling_tokens,
+        window_starts_at=window_starts_at,
+        window_ends_at=window_ends_at,
+    )
+
+    now = timezone.now()
+    setup, created = ProbeSetup.objects.update_or_create(
+        assessment=assessment,
+        defaults={
+            "organization_id": assessment.organization_id,
+            "base_url": base_url,
+            "model_name": model_name.strip(),
+            "declared_context": declared_context,
+            "signer_name": signer_name.strip(),
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at,
+            "window_ends_at": window_ends_at,
+            "entered_by": actor,
+            "entered_by_link": vendor_link,
+            "entered_via": channel,
+            "entered_at": now,
+            "key_a_ciphertext": key_encrypt(keys["key_a"]),
+            "key_b_ciphertext": key_encrypt(keys["key_b"]),
+            "keys_destroyed_at": None,
+        },
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="probe.setup_saved",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        # What was authorised, never the keys.
+        detail={
+            "base_url": base_url,
+            "model": setup.model_name,
+            "declared_context": declared_context,
+            "signer_name": setup.signer_name,
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at.isoformat(),
+            "window_ends_at": window_ends_at.isoformat(),
+            "replaced": not created,
+        },
+    )
+    return setup
+
+
+def probe_setup_check(
+    *,
+    base_url: str,
+    model_name: str,
+    declared_context: int | None,
+    key_a: str,
+    key_b: str,
+    signer_name: str,
+    spend_ceiling_tokens: int | None,
+    window_starts_at: dt.datetime | None,
+    window_ends_at: dt.datetime | None,
+) -> tuple[str, dict[str, ApiKey]]:
+    """Every problem of a probe set-up at once, by field (ServiceError); else the base URL as
+    validated and the two keys. Saves nothing: a form reports these beside its own errors."""
     errors: dict[str, list[str]] = {}
     try:
         base_url = endpoint_validate(base_url, allow_http=settings.PROBE_ALLOW_HTTP)
@@ -175,48 +244,7 @@ def probe_setup_save(
         errors["window_ends_at"] = [_("The authorised window has already ended.")]
     if errors:
         raise ServiceError(errors)
-
-    now = timezone.now()
-    setup, created = ProbeSetup.objects.update_or_create(
-        assessment=assessment,
-        defaults={
-            "organization_id": assessment.organization_id,
-            "base_url": base_url,
-            "model_name": model_name.strip(),
-            "declared_context": declared_context,
-            "signer_name": signer_name.strip(),
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at,
-            "window_ends_at": window_ends_at,
-            "entered_by": actor,
-            "entered_by_link": vendor_link,
-            "entered_via": channel,
-            "entered_at": now,
-            "key_a_ciphertext": key_encrypt(keys["key_a"]),
-            "key_b_ciphertext": key_encrypt(keys["key_b"]),
-            "keys_destroyed_at": None,
-        },
-    )
-    audit_record(
-        organization=assessment.organization,
-        assessment=assessment,
-        action="probe.setup_saved",
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-        # What was authorised, never the keys.
-        detail={
-            "base_url": base_url,
-            "model": setup.model_name,
-            "declared_context": declared_context,
-            "signer_name": setup.signer_name,
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at.isoformat(),
-            "window_ends_at": window_ends_at.isoformat(),
-            "replaced": not created,
-        },
-    )
-    return setup
+    return base_url, keys
 
 
 def consent_codes(assessment: Assessment) -> list[str]:

@@ -29,6 +29,7 @@ from ..presenters.progress import SectionProgress, section_progress
 from ..services.answers import answer_values
 from ..services.reassessment import renewal_start
 from ..services.submission import assessment_submit
+from ..services.vendor_links import vendor_link_language_set
 from .access import Portal, language_session_key, portal_view
 from .common import codes_with_evidence, portal_answerer, portal_context, portal_url, question_url
 
@@ -214,6 +215,7 @@ def language(request: HttpRequest, portal: Portal) -> HttpResponse:
     chosen = request.POST.get("language", "")
     if chosen in dict(settings.LANGUAGES):
         request.session[language_session_key(portal.link)] = chosen
+        vendor_link_language_set(link=portal.link, language=chosen)
     if code := request.POST.get("section"):
         section = portal.vendor_section(code)
         answerer = portal_answerer(portal)

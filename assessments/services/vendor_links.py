@@ -241,6 +241,29 @@ def vendor_link_resolve(*, token: str) -> VendorLink | None:
     return link
 
 
+def vendor_link_dead(*, token: str) -> VendorLink | None:
+    """The link a token once opened and no longer does (expired, replaced or revoked), with
+    its organization and sender, so its page can say whom to ask for a new one; None for a
+    token that never named a link, or names an active one."""
+    if not token or len(token) > 200:
+        return None
+    link = (
+        VendorLink.objects.filter(token_hash=vendor_link_token_hash(token))
+        .select_related("assessment__organization", "created_by")
+        .first()
+    )
+    return link if link is not None and not link.is_active else None
+
+
+@transaction.atomic
+def vendor_link_language_set(*, link: VendorLink, language: str) -> None:
+    """The language the vendor chose in the portal: the link's, from now on (on any device,
+    and for the emails that go with it)."""
+    if language in dict(settings.LANGUAGES) and link.language != language:
+        VendorLink.objects.filter(pk=link.pk).update(language=language)
+        link.language = language
+
+
 def _when(moment: dt.datetime, assessment: Assessment) -> str:
     """A time in a message, on the organization's clock and in the reader's language."""
     return format_datetime(

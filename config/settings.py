@@ -338,8 +338,13 @@ DIGEST_HORIZON_DAYS = env_int("DIGEST_HORIZON_DAYS", 30)
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.
 CACHE_URL = env_str("CACHE_URL", "" if DEBUG else REDIS_URL.rsplit("/", 1)[0] + "/1")
+# A cache that stops answering reads as a miss (core.cache) within a second, not a hung page.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+    }
     if CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

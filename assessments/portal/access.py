@@ -18,8 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.cache import patch_cache_control
-from redis.exceptions import RedisError
 
+from core.cache import CACHE_ERRORS
 from questionnaires.spec import QuestionnaireSpec, Section
 
 from ..models import (
@@ -44,9 +44,6 @@ logger = logging.getLogger(__name__)
 
 
 # What a cache backend raises when its server is unreachable (Redis; OSError for sockets).
-CACHE_ERRORS = (RedisError, OSError)
-
-
 def _token_failure_limit() -> int:
     return getattr(settings, "PORTAL_TOKEN_FAILURE_LIMIT", 20)
 

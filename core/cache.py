@@ -1,0 +1,36 @@
+"""The cache speeds things up; it is never needed for an answer. Every read and write of the
+cache goes through here, and a cache that is away (Redis stopped, a network fault) reads as a
+miss and drops the write, with one warning in the log: the caller computes from the database.
+(Issue 28: a cached count made six list pages answer 500 while Redis was down.)"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.cache import cache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+# What a cache that is away raises: redis-py's errors, and socket errors from the connection.
+CACHE_ERRORS = (RedisError, OSError)
+
+
+def cache_get(key: str, default: Any = None) -> Any:
+    """The cached value, or `default` when there is none or the cache is away."""
+    try:
+        return cache.get(key, default)
+    except CACHE_ERRORS as exc:
+        logger.warning("cache unavailable, reading from the database: %s", exc)
+        return default
+
+
+def cache_set(key: str, value: Any, timeout: int) -> bool:
+    """Store a value; False when the cache is away (the next read computes it again)."""
+    try:
+        cache.set(key, value, timeout)
+    except CACHE_ERRORS as exc:
+        logger.warning("cache unavailable, not caching: %s", exc)
+        return False
+    return True

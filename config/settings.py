@@ -13,6 +13,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from core.outbound import parse_networks
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -366,7 +368,15 @@ if not PROBE_KEYS_FERNET_KEYS:
             hashlib.sha256(b"avia-probe-keys:" + SECRET_KEY.encode()).digest()
         ).decode()
     ]
-PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond loopback hosts
+PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// to any host it may reach
+# The probe reaches public addresses only (core.outbound): loopback, private, link-local,
+# unique-local and cloud metadata addresses are refused unless listed here (CIDRs,
+# comma-separated). The demo and the tests list 127.0.0.0/8 (their reference vendor runs there),
+# which also lets plain http:// reach it.
+try:
+    PROBE_ALLOWED_NETWORKS = parse_networks(env_list("PROBE_ALLOWED_NETWORKS", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"PROBE_ALLOWED_NETWORKS: {exc}") from exc
 PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
 PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
 PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)

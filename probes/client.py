@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from core.outbound import OutboundPolicy, outbound_client
+
 from .endpoint import ApiKey
 
 logger = logging.getLogger(__name__)
@@ -147,6 +149,7 @@ class ChatClient:
         deadline: float,
         keys: Sequence[ApiKey] = (),
         before_send: Callable[[], None] | None = None,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         self.url = f"{base_url}/v1/chat/completions"
         self.model = model
@@ -158,10 +161,9 @@ class ChatClient:
         # An endpoint may echo a key in an error message or a response ("Incorrect API key
         # provided: ..."); nothing the endpoint says reaches a result or a log unredacted.
         self._keys = tuple(keys)
-        self._http = httpx.Client(
-            follow_redirects=False,
-            trust_env=False,
-            headers={"User-Agent": USER_AGENT},
+        # Only to addresses the outbound-address policy allows, checked on connecting.
+        self._http = outbound_client(
+            outbound or OutboundPolicy(), headers={"User-Agent": USER_AGENT}
         )
 
     def close(self) -> None:

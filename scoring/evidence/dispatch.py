@@ -17,7 +17,7 @@ from questionnaires.spec import FILE_PARSERS
 from scoring.evidence.kv_sizing import ModelConfigParseResult, parse_model_config
 from scoring.evidence.messages import note
 from scoring.evidence.probe_results import ProbeParseResult, parse_probe_result
-from scoring.evidence.startup_log_results import LogParseResult, not_parsed
+from scoring.evidence.startup_log_results import LogParseResult
 from scoring.evidence.startup_logs import DEFAULT_MAX_BYTES, parse_startup_log
 
 __all__ = ["PARSER_KINDS", "EvidenceParseResult", "parse_evidence", "stored_parse_result"]
@@ -77,11 +77,7 @@ def within_bounds(result: EvidenceParseResult) -> EvidenceParseResult:
         maximum = EVIDENCE_MAXIMUM[bound]
         if isinstance(value, int) and value > maximum:
             reason = note("value_out_of_range", field=field, value=value, maximum=maximum)
-            if isinstance(result, LogParseResult):
-                return not_parsed(
-                    result.source_name, reason, result.notes, result.instances, result.engine
-                )
-            if isinstance(result, ModelConfigParseResult | ProbeParseResult):
+            if isinstance(result, LogParseResult | ModelConfigParseResult | ProbeParseResult):
                 return replace(result, parsed=False, reason=reason)
     return result
 

@@ -34,6 +34,7 @@ from accounts.services import api_token_create
 from config.celery import app as celery_app
 from scoring.registry import builtin_catalog
 from scoring.services import catalog_load
+from tests.conftest import LOOPBACK
 from tests.personas import Personas, make_personas
 
 from .worker import Worker, eventually, route_all_tasks_to, start_celery
@@ -176,6 +177,7 @@ def worker_environment(
         # The sweeper runs only where a test starts Celery beat; then it is quick to act.
         "SWEEPER_QUEUED_AFTER": "3",
         "PYTHONUNBUFFERED": "1",
+        "PROBE_ALLOWED_NETWORKS": LOOPBACK,  # the reference vendors listen there
         **extra,
     }
 

@@ -27,6 +27,7 @@ from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
+from .limits import reset_email_allowed
 from .models import Membership, User
 from .roles import Role
 
@@ -112,6 +113,8 @@ class OutboxPasswordResetForm(PasswordResetForm):
         html_email_template_name: str | None = None,
     ) -> None:
         user = context["user"]
+        if not reset_email_allowed(to_address=to_email):
+            return  # the limit of this address this hour (accounts.limits)
         written = email_enqueue(
             event_key=f"password-reset:{user.pk}:{self.request_id}",
             kind=EmailKind.PASSWORD_RESET,

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from accounts.limits import invitation_problem
 from accounts.models import (
     TOKEN_DISPLAY_PREFIX_LENGTH,
     TOKEN_KEY_PREFIX,
@@ -164,6 +165,8 @@ def membership_add(
     user = _user_for_email(email, language=language)
     if Membership.objects.filter(user=user, organization=organization).exists():
         raise ServiceError({"email": [_("%(email)s is already a member.") % {"email": user.email}]})
+    if problem := invitation_problem(organization=organization, to_address=user.email):
+        raise ServiceError({"email": [problem]})
     membership = Membership.objects.create(user=user, organization=organization, role=role)
     member_invitation_send(membership=membership, actor=actor)
     return membership

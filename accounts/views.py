@@ -35,6 +35,7 @@ from accounts.forms import (
     MemberRoleForm,
     SwitchOrganizationForm,
 )
+from accounts.limits import reset_client_refused, reset_refused_message
 from accounts.models import Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
@@ -93,6 +94,11 @@ class PasswordResetView(auth_views.PasswordResetView):
     success_url = reverse_lazy("accounts:password_reset_done")
 
     def form_valid(self, form: OutboxPasswordResetForm) -> HttpResponse:  # type: ignore[override]
+        if reset_client_refused(self.request):
+            form.add_error(None, reset_refused_message())
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
         email, request_id = form.cleaned_data["email"], uuid.uuid4().hex
         if not publish(send_password_reset, email, request_id):
             # The broker is down: do it here rather than lose the request.

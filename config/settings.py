@@ -48,6 +48,18 @@ if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
         "SECRET_KEY is the development key while DEBUG is false: set SECRET_KEY to a long random "
         "value (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')."
     )
+# Django's own bar for a key (check --deploy's security.W009), refused rather than warned about.
+SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS = 50, 5
+if not DEBUG and (
+    len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH
+    or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is too weak while DEBUG is false: it needs at least {SECRET_KEY_MIN_LENGTH} "
+        f"characters, {SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different. Generate one with: "
+        "python -c 'from django.core.management.utils import get_random_secret_key; "
+        "print(get_random_secret_key())'"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # Hosts only this machine reaches (and the test client's): a site that names no other is not public.
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "testserver"}
@@ -200,6 +212,13 @@ AXES_USERNAME_CALLABLE = "accounts.lockout.lockout_username"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "config.proxy.client_address"
 AXES_VERBOSE = False
+
+# Emails anyone can make AVIA send, per hour (accounts.limits): per recipient address and per
+# organization in the database, per client address in the cache (skipped while it is down).
+RESET_LIMIT_PER_ADDRESS = env_int("RESET_LIMIT_PER_ADDRESS", 3)
+RESET_LIMIT_PER_CLIENT = env_int("RESET_LIMIT_PER_CLIENT", 10)
+INVITATION_LIMIT_PER_ADDRESS = env_int("INVITATION_LIMIT_PER_ADDRESS", 3)
+INVITATION_LIMIT_PER_ORGANIZATION = env_int("INVITATION_LIMIT_PER_ORGANIZATION", 50)
 
 # Two-factor authentication (django-otp): TOTP devices and one-time backup codes.
 OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", "AVIA")

@@ -34,3 +34,19 @@ def cache_set(key: str, value: Any, timeout: int) -> bool:
         logger.warning("cache unavailable, not caching: %s", exc)
         return False
     return True
+
+
+def cache_count(key: str, *, window_seconds: int) -> int | None:
+    """Count one more event under `key` in a window that starts with its first event; the count
+    so far, or None when the cache is away (the caller decides: a database count, or none)."""
+    try:
+        if cache.add(key, 1, timeout=window_seconds):
+            return 1
+        try:
+            return int(cache.incr(key))
+        except ValueError:  # expired between add() and incr()
+            cache.set(key, 1, timeout=window_seconds)
+            return 1
+    except CACHE_ERRORS as exc:
+        logger.warning("cache unavailable, not counting %s: %s", key.split(":", 1)[0], exc)
+        return None

@@ -14,7 +14,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import F
@@ -28,6 +27,7 @@ from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from core.errors import ConflictError, ServiceError
 from core.queueing import publish_on_commit
+from core.storage import write_atomically
 
 from .context import report_context
 from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus
@@ -169,10 +169,11 @@ def report_render(*, report_id: int) -> Report | None:
     digest = hashlib.sha256(rendered.pdf).hexdigest()
 
     storage = report_storage()
-    name = storage.save(
+    name = write_atomically(
+        storage,
         f"{report.organization_id}/{report.number}-{report.language}-{uuid.uuid4().hex[:8]}.pdf",
-        ContentFile(rendered.pdf),
-    )
+        [rendered.pdf],
+    ).name
     try:
         with transaction.atomic():
             report = Report.objects.select_for_update().get(pk=report_id)

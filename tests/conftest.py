@@ -77,6 +77,19 @@ def private_media(settings, tmp_path):
 
 
 LOOPBACK = "127.0.0.0/8"
+# A Redis that is not there: the port is reserved (tcpmux) and nothing listens on it.
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+@pytest.fixture
+def dead_cache(settings):
+    """The cache on a Redis that does not answer, as in an outage."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": DEAD_REDIS,
+        }
+    }
 
 
 @pytest.fixture(autouse=True)

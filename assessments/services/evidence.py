@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from core.errors import ConflictError, ServiceError, StorageFullError
+from core.storage import TooLarge
 from core.text import readable_name, text_errors
 
 from .. import lifecycle
@@ -26,7 +27,7 @@ from ..models import (
     VendorLink,
 )
 from ..sniffing import sniff_content_type
-from ..storage import UploadTooLarge, evidence_storage, store_upload
+from ..storage import evidence_storage, store_upload
 from .answers import editable_codes
 
 logger = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def evidence_add(
         stored = store_upload(
             upload, storage=storage, directory=str(assessment.organization_id), max_bytes=limit
         )
-    except UploadTooLarge:
+    except TooLarge:
         raise ServiceError(
             {
                 question_code: [

@@ -10,8 +10,9 @@ Personal API tokens are not affected (they are separate credentials, revocable b
 from __future__ import annotations
 
 import base64
+import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import segno
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -20,8 +21,10 @@ from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django_otp import match_token, user_has_device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -105,6 +108,7 @@ def totp_enrolment_confirm(
     device = totp_pending_device(user=user)
     if device is None:
         raise ValidationError({"code": _("Start again: scan the new QR code first.")})
+    _refuse_while_throttled([device])
     if not device.verify_token(_digits(code)):
         raise ValidationError({"code": _("That code is not right; enter the current six digits.")})
     TOTPDevice.objects.filter(user=user, confirmed=True).delete()
@@ -129,10 +133,37 @@ def two_factor_verify(*, user: User, code: str) -> TOTPDevice | StaticDevice:
     """The device that accepts `code` (an authenticator code or an unused backup code)."""
     # One attempt per code: every failed attempt slows the device down (django-otp throttling).
     cleaned = code.strip().lower().replace(" ", "").replace("-", "")
+    _refuse_while_throttled(TOTPDevice.objects.filter(user=user, confirmed=True))
     device = match_token(user, cleaned)
     if device is None:
         raise ValidationError({"code": _("That code is not right.")})
     return device
+
+
+def _refuse_while_throttled(devices: Iterable[TOTPDevice]) -> None:
+    """During django-otp's throttle every code is refused, the right one too: say so, rather
+    than "That code is not right" (issue 28)."""
+    for device in devices:
+        allowed, details = device.verify_is_allowed()
+        if not allowed:
+            locked_until = (details or {}).get("locked_until")
+            seconds = (
+                max(1, math.ceil((locked_until - timezone.now()).total_seconds()))
+                if locked_until
+                else 1
+            )
+            raise ValidationError(
+                {
+                    "code": ngettext(
+                        "Too many wrong codes: wait %(seconds)s second, then enter the current "
+                        "code.",
+                        "Too many wrong codes: wait %(seconds)s seconds, then enter the current "
+                        "code.",
+                        seconds,
+                    )
+                    % {"seconds": seconds}
+                }
+            )
 
 
 @transaction.atomic

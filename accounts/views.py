@@ -5,6 +5,7 @@ capability), then fetches objects only within the organization it resolved.
 """
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -36,6 +37,7 @@ from accounts.forms import (
     SwitchOrganizationForm,
 )
 from accounts.limits import reset_client_refused, reset_refused_message
+from accounts.lockout import address_locked_out, lockout_response
 from accounts.models import Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
@@ -81,6 +83,11 @@ class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if address_locked_out(request):  # guessing across accounts (accounts.lockout)
+            return lockout_response(request, None, None)
+        return super().post(request, *args, **kwargs)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

@@ -115,6 +115,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.PrivateResponsesMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "accounts.two_factor.TwoFactorRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -195,15 +196,18 @@ AUTHENTICATION_BACKENDS = [
 SESSION_COOKIE_AGE = env_int("SESSION_AGE_HOURS", 12) * 3600
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
 
-# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins an account is locked
-# for LOGIN_LOCKOUT_MINUTES, whatever address the attempts come from. Failures are counted in the
-# database, so the limit holds with Redis down and across web processes.
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins to one account from
+# one client address, that address is locked out of that account for LOGIN_LOCKOUT_MINUTES; the
+# account stays open from every other address, so a guesser cannot lock its owner out. A client
+# address that fails LOGIN_FAILURE_LIMIT_PER_ADDRESS sign-ins across accounts in that time is
+# refused on every account (accounts.lockout). Failures are counted in the database, so the
+# limits hold with Redis down and across web processes.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username"]
-# axes.W006 warns that a lockout without the address can be dodged by changing user agent or
-# cookies; a lockout by account alone cannot (it counts every attempt on the account), and one by
-# address would lock out a whole office behind one NAT address.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
+# axes.W006 warns that a lockout can be dodged by changing user agent or cookies; the lockout
+# by account and address counts every attempt of the pair whatever they send.
 # models.W040: SQLite ignores an index's INCLUDE columns (the dashboard's index covers the
 # status on PostgreSQL, where it lets deep pages be read from the index alone).
 SILENCED_SYSTEM_CHECKS = ["axes.W006", "models.W040"]

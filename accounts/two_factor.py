@@ -31,6 +31,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, role_can
+from accounts.tenancy import org_context_for_request
 
 BACKUP_CODE_COUNT = 10
 TOTP_DEVICE_NAME = "authenticator"
@@ -45,19 +46,17 @@ def two_factor_required(*, user: User) -> bool:
     return Membership.objects.filter(user=user, organization__require_two_factor=True).exists()
 
 
-def two_factor_needed(*, user: User) -> bool:
-    """Whether the user's session must pass a second factor: they have a device, or an
-    organization they belong to requires one. One query (asked on every unverified request)."""
+def two_factor_needed(*, user: User, organization: Organization | None) -> bool:
+    """Whether the user's session must pass a second factor: they have a device, or the
+    organization the request acts in requires one (another organization's requirement applies
+    there only: issue 28). One query (asked on every unverified request)."""
+    if organization is not None and organization.require_two_factor:
+        return True
     devices = [
         model.objects.filter(user=OuterRef("pk"), confirmed=True)
         for model in (TOTPDevice, StaticDevice)
     ]
-    required = Membership.objects.filter(user=OuterRef("pk"), organization__require_two_factor=True)
-    return (
-        User.objects.filter(pk=user.pk)
-        .filter(Exists(devices[0]) | Exists(devices[1]) | Exists(required))
-        .exists()
-    )
+    return User.objects.filter(pk=user.pk).filter(Exists(devices[0]) | Exists(devices[1])).exists()
 
 
 def two_factor_enrolled(*, user: User) -> bool:
@@ -211,6 +210,9 @@ _OPEN_URL_NAMES = {
     "accounts:logout",
     "accounts:two_factor",
     "accounts:two_factor_verify",
+    # Working in an organization that does not require it stays possible (the requirement is
+    # the organization's own): switching there needs no second factor.
+    "accounts:switch_organization",
     "set_language",
     "accounts:set_language",  # the header's switch
     "assessments:set_language",
@@ -220,7 +222,7 @@ _OPEN_PREFIXES = ("/v/", "/static/")
 
 
 class TwoFactorRequiredMiddleware:
-    """Sends a signed-in user who has a device, or belongs to an organization that requires
+    """Sends a signed-in user who has a device, or who acts in an organization that requires
     two-factor, to verification (or enrolment) before anything else; API calls in such a
     session get 403."""
 
@@ -239,12 +241,16 @@ class TwoFactorRequiredMiddleware:
         match = request.resolver_match
         if match is not None and match.view_name in _OPEN_URL_NAMES:
             return None
-        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(user=user):
+        context = org_context_for_request(request)
+        organization = context.organization if context else None
+        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(
+            user=user, organization=organization
+        ):
             return None
         if request.path.startswith("/api/"):
             message = (
                 _("Your organization requires two-factor sign-in: verify in the web app.")
-                if two_factor_required(user=user)
+                if organization is not None and organization.require_two_factor
                 else _("Your account uses two-factor sign-in: verify in the web app.")
             )
             return JsonResponse({"errors": {"two_factor": [message]}}, status=403)

@@ -54,6 +54,8 @@ class PrivateResponsesMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         user = getattr(request, "user", None)
-        if request.path.startswith(PRIVATE_PATH_PREFIXES) or (user and user.is_authenticated):
+        private = request.path.startswith(PRIVATE_PATH_PREFIXES) or (user and user.is_authenticated)
+        # A view that chose its own private caching (the organization's logo) keeps it.
+        if private and "private" not in response.get("Cache-Control", ""):
             patch_cache_control(response, private=True, no_store=True)
         return response

@@ -22,6 +22,8 @@ export SECURE_COOKIES=${SECURE_COOKIES:-false}
 # The demo's reference vendor listens on loopback: the probe may reach it (and only it, of this
 # machine's and this network's addresses: core.outbound).
 export PROBE_ALLOWED_NETWORKS=${PROBE_ALLOWED_NETWORKS:-127.0.0.0/8}
+# Webhooks to a receiver on this machine (docs/webhooks.md), as the demo shows them.
+export WEBHOOK_ALLOWED_NETWORKS=${WEBHOOK_ALLOWED_NETWORKS:-127.0.0.0/8}
 mkdir -p var
 
 # A secret key of this checkout's own (never the development key), kept under var/.

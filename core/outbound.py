@@ -6,8 +6,9 @@ policy, for the probe today and any other outbound call (webhooks) tomorrow:
 
 * the host is resolved, and every address it resolves to is checked: loopback, private,
   link-local, unique-local, multicast, reserved, unspecified and cloud metadata addresses (and
-  the metadata host names) are refused, unless the operator lists their network in
-  `PROBE_ALLOWED_NETWORKS` (CIDRs, e.g. `127.0.0.0/8` for the demo and the tests);
+  the metadata host names) are refused, unless the operator lists their network
+  (`PROBE_ALLOWED_NETWORKS` for the probe, `WEBHOOK_ALLOWED_NETWORKS` for webhooks: CIDRs, e.g.
+  `127.0.0.0/8` for the demo and the tests);
 * the check is made again on the address actually connected to (`OutboundTransport`): the
   connection goes to the address that was checked, never to a second resolution, so DNS
   rebinding (a name that resolves to a public address when entered and to 127.0.0.1 when used)
@@ -39,11 +40,11 @@ def gettext_noop(message: str) -> str:
 
 REFUSED_ADDRESS_MESSAGE = gettext_noop(
     "%(host)s resolves to %(address)s, an internal address (%(kind)s); only public addresses "
-    "can be reached, unless the operator setting PROBE_ALLOWED_NETWORKS lists its network."
+    "can be reached, unless the operator setting %(setting)s lists its network."
 )
 METADATA_HOST_MESSAGE = gettext_noop(
     "%(host)s is a cloud metadata service, which is never reached, unless the operator setting "
-    "PROBE_ALLOWED_NETWORKS lists its network."
+    "%(setting)s lists its network."
 )
 UNRESOLVED_MESSAGE = gettext_noop("%(host)s does not resolve to an address.")
 
@@ -158,6 +159,7 @@ class OutboundPolicy:
 
     allowed_networks: tuple[IPNetwork, ...] = ()
     resolve: Resolver = field(default=resolve_host, compare=False)
+    setting: str = "PROBE_ALLOWED_NETWORKS"  # the operator setting that lists the networks
 
     def allows(self, address: IPAddress) -> bool:
         return any(address.version == n.version and address in n for n in self.allowed_networks)
@@ -169,14 +171,15 @@ class OutboundPolicy:
         name = host.strip("[]").rstrip(".").lower()
         addresses = self.resolve(name, port)
         if name in METADATA_HOSTS and not (addresses and all(self.allows(a) for a in addresses)):
-            raise OutboundRefused(METADATA_HOST_MESSAGE, {"host": host})
+            raise OutboundRefused(METADATA_HOST_MESSAGE, {"host": host, "setting": self.setting})
         if not addresses:
             raise OutboundRefused(UNRESOLVED_MESSAGE, {"host": host})
         for address in addresses:
             kind = internal_kind(address)
             if kind is not None and not self.allows(address):
                 raise OutboundRefused(
-                    REFUSED_ADDRESS_MESSAGE, {"host": host, "address": str(address), "kind": kind}
+                    REFUSED_ADDRESS_MESSAGE,
+                    {"host": host, "address": str(address), "kind": kind, "setting": self.setting},
                 )
         return addresses
 

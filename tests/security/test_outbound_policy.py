@@ -196,3 +196,14 @@ def test_the_workers_client_refuses_loopback_unless_listed(tmp_path):
         refused = send(OutboundPolicy())
         assert refused.status is None
         assert send(OutboundPolicy(parse_networks(["127.0.0.0/8"]))).status is not None
+
+
+def test_webhook_deliveries_go_through_the_same_policy_on_connecting(settings):
+    """Webhooks landed with their own copy of the check, at entry only: the delivering client
+    connected anywhere. They use the one policy (core.outbound), with WEBHOOK_ALLOWED_NETWORKS."""
+    from webhooks.destinations import http_client
+
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    with http_client(timeout=2) as client, pytest.raises(httpx.ConnectError) as refused:
+        client.post("http://127.0.0.1:9/hook", json={})
+    assert "loopback" in str(refused.value)

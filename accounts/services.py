@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from accounts.emails import member_invitation_send
 from accounts.limits import invitation_problem
 from accounts.models import (
     TOKEN_DISPLAY_PREFIX_LENGTH,
@@ -155,8 +156,6 @@ def membership_add(
     """Add a user (created if unknown, with an unusable password, in `language`) to an
     organization, and email them an invitation (a new user's link sets their password). A user
     who already has an account is invited instead: a membership once they accept."""
-    from accounts.emails import member_invitation_send
-
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_MEMBERS
     )

@@ -26,9 +26,9 @@ from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create, organization_update_branding
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services.answers import assessment_create
 from assessments.services.evidence import evidence_add
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create

@@ -20,17 +20,16 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.tokens import default_token_generator
-from django.urls import reverse
 from django.utils.encoding import force_bytes
-from django.utils.http import urlencode, urlsafe_base64_encode
+from django.utils.http import urlsafe_base64_encode
 
-from outbox.links import SITE_URLCONF, site_url
+from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
-from .models import Membership, User
+from .limits import reset_email_allowed
+from .models import Membership, MembershipInvitation, User
 from .roles import Role
-from .tenancy import organization_query
 
 
 def password_link(user: User, view_name: str) -> str:
@@ -40,16 +39,14 @@ def password_link(user: User, view_name: str) -> str:
     return site_url(view_name, uidb64=uidb64, token=token)
 
 
-def _dashboard_of(membership: Membership) -> str:
-    dashboard = reverse("assessments:dashboard", urlconf=SITE_URLCONF)
-    return f"{dashboard}?{organization_query(membership.organization)}"
-
-
-def member_invitation_send(*, membership: Membership, actor: User) -> None:
+def member_invitation_send(*, membership: Membership | MembershipInvitation, actor: User) -> None:
+    """A new member's invitation, or an existing account's invitation to accept (in the app,
+    on the organizations page) or decline."""
     user = membership.user
     has_password = user.has_usable_password()
+    pending = isinstance(membership, MembershipInvitation)
     email_enqueue(
-        event_key=f"member-invitation:{membership.pk}",
+        event_key=f"{'membership-invitation' if pending else 'member-invitation'}:{membership.pk}",
         kind=EmailKind.MEMBER_INVITATION,
         to=user.email,
         language=user.preferred_language,
@@ -60,11 +57,13 @@ def member_invitation_send(*, membership: Membership, actor: User) -> None:
             # Lazy: read in the recipient's language when the email is rendered, not the inviter's.
             "role": Role(membership.role).label,
             "inviter": actor,
-            # Signed in, it opens the organization they were added to, whichever they were in.
-            "url": site_url("accounts:login", query=urlencode({"next": _dashboard_of(membership)}))
+            "url": site_url("accounts:organizations")
+            if pending
+            else site_url("accounts:login")
             if has_password
             else password_link(user, "accounts:invitation_accept"),
             "has_password": has_password,
+            "pending": pending,
         },
         organization=membership.organization,
         secret=not has_password,
@@ -120,6 +119,8 @@ class OutboxPasswordResetForm(PasswordResetForm):
         html_email_template_name: str | None = None,
     ) -> None:
         user = context["user"]
+        if not reset_email_allowed(to_address=to_email):
+            return  # the limit of this address this hour (accounts.limits)
         written = email_enqueue(
             event_key=f"password-reset:{user.pk}:{self.request_id}",
             kind=EmailKind.PASSWORD_RESET,

@@ -187,19 +187,3 @@ def test_an_email_link_to_an_organization_the_user_is_not_in_is_404(personas):
     browser = tab(personas.oscar)
     response = browser.get(reverse("assessments:dashboard") + f"?org={personas.acme.slug}")
     assert response.status_code == 404
-
-
-def test_the_invitation_of_a_member_with_an_account_opens_the_organization_they_joined(
-    personas, consultant
-):
-    invitation = OutboundEmail.objects.get(
-        kind=EmailKind.MEMBER_INVITATION, to_address="ava@acme.test", body__contains="Other Org"
-    )
-    url = re.search(r"https?://\S+", invitation.body).group(0)
-    browser = tab(consultant)
-    switch(browser, personas.acme)
-
-    response = browser.get("/" + url.split("://", 1)[1].split("/", 1)[1], follow=True)
-
-    assert response.status_code == 200
-    assert browser.session[SESSION_KEY] == personas.other.pk

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from accounts.services import membership_add
+from accounts.services import invitation_respond, membership_add
 from accounts.tenancy import PAGE_ORGANIZATION_FIELD, PAGE_ORGANIZATION_HEADER, SESSION_KEY
 from assessments.models import AnswerDraft, Vendor
 from outbox.models import EmailKind, OutboundEmail
@@ -28,8 +28,15 @@ FIELD = re.compile(rf'<input type="hidden" name="{PAGE_ORGANIZATION_FIELD}" valu
 @pytest.fixture
 def consultant(personas):
     """Ava: assessor at Acme and at Other Org."""
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="assessor", actor=personas.oscar
+    invitation_respond(
+        invitation=membership_add(
+            organization=personas.other,
+            email="ava@acme.test",
+            role="assessor",
+            actor=personas.oscar,
+        ),
+        user=personas.ava,
+        accept=True,
     )
     return personas.ava
 

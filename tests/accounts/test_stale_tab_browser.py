@@ -7,7 +7,7 @@ saves."""
 import pytest
 from django.urls import reverse
 
-from accounts.services import membership_add
+from accounts.services import invitation_respond, membership_add
 from assessments.models import AnswerDraft, Vendor
 from tests.drafts.test_browser import browser, new_page, session_cookie  # noqa: F401 (fixture)
 from tests.web.conftest import make_draft
@@ -22,8 +22,15 @@ def test_a_stale_tab_cannot_write_into_the_organization_chosen_in_another_tab(
     browser,  # noqa: F811
     personas,
 ):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="assessor", actor=personas.oscar
+    invitation_respond(
+        invitation=membership_add(
+            organization=personas.other,
+            email="ava@acme.test",
+            role="assessor",
+            actor=personas.oscar,
+        ),
+        user=personas.ava,
+        accept=True,
     )
     draft = make_draft(personas)
     cookie = session_cookie(personas.ava, live_server)

@@ -29,6 +29,8 @@ class Capability(models.TextChoices):
     MANAGE_TOKENS = "manage_tokens", _("Manage one's own API tokens")
     # How often vendors are reassessed, and the outbox of the organization's emails.
     MANAGE_POLICY = "manage_policy", _("Set the reassessment policy and read the outbox")
+    # Endpoints that other systems receive the organization's events at, signed.
+    MANAGE_WEBHOOKS = "manage_webhooks", _("Manage webhooks")
 
 
 # The owner holds every capability: a one-person consultancy has a single member, and

@@ -13,7 +13,7 @@ from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
-from config.pagination import cached_count, cached_value
+from core.pagination import cached_count, cached_value
 
 from .models import (
     CLOSED_STATUSES,

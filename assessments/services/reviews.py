@@ -15,6 +15,8 @@ from accounts.tenancy import OrgContext
 from core.db import lock_row
 from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from ..audit import audit_record
 from ..models import (
@@ -26,6 +28,7 @@ from ..models import (
 )
 from .answers import vendor_question_codes
 from .guards import require_member, transition
+from .webhook_events import assessment_event
 
 
 def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
@@ -150,6 +153,18 @@ def review_record(
         channel=channel,
         detail={"conditions": review.conditions, "reopened": reopen},
     )
+    if decision != ReviewDecision.CHANGES_REQUESTED:  # a request for changes decides nothing
+        decided = {"decision": decision, "conditions": review.conditions or None}
+        webhooks_emit(
+            [
+                assessment_event(
+                    assessment,
+                    WebhookEvent.ASSESSMENT_SIGNED_OFF,
+                    f"signed_off:review:{review.pk}",
+                    review=decided,
+                )
+            ]
+        )
     return review
 
 

@@ -17,6 +17,8 @@ from core.queueing import publish_on_commit
 from questionnaires.spec import version_key
 from questionnaires.validation import missing_required
 from scoring.models import Ruleset
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from ..audit import audit_record
 from ..models import (
@@ -26,6 +28,7 @@ from ..models import (
 )
 from .answers import answer_values
 from .guards import require_member, transition
+from .webhook_events import assessment_event
 
 
 @transaction.atomic
@@ -59,7 +62,11 @@ def assessment_submit(
         vendor_link=vendor_link,
         channel=channel,
     )
-    return _queue_run(assessment, requested_by=actor)
+    run = _queue_run(assessment, requested_by=actor)
+    webhooks_emit(
+        [assessment_event(assessment, WebhookEvent.ASSESSMENT_SUBMITTED, f"submitted:run:{run.pk}")]
+    )
+    return run
 
 
 @transaction.atomic

@@ -119,7 +119,7 @@ fi
 # The real-engine tests, once the engine is built (or found in the cache).
 engine_status=0
 if [[ -n $engine_pid ]]; then
-  echo "--- the real engine: $(tail -n 1 "$engine_log" 2>/dev/null || true)"
+  echo "--- real-engine tests (once scripts/llama-server.sh is done: $engine_log)"
   set +e; wait "$engine_pid"; engine_status=$?; set -e
   engine_pid=""
   if [[ $engine_status != 0 ]]; then

@@ -23,6 +23,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from probes.endpoint import ApiKey
+from probes.runner import probe_config_build, probe_run
+
+from ..vendor import process_stop
+
 ROOT = Path(__file__).resolve().parents[3]
 SERVED_MODEL = "avia-tiny-llama"
 CONTEXT = 4096
@@ -112,12 +117,7 @@ def llama_server(
                 yield LlamaServer(process, base_url, log)
                 return
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            process_stop(process)
         if "bind" not in log.read_text(errors="replace").lower():
             break
     raise RuntimeError(f"llama-server did not start:\n{log.read_text(errors='replace')[-3000:]}")
@@ -298,3 +298,20 @@ def probe_cli(
     for key in keys:
         assert key not in completed.stdout and key not in completed.stderr
     return json.loads(completed.stdout)
+
+
+def prefix_cache_run(base_url: str, keys: Sequence[str]) -> dict:
+    """One run of the prefix-cache check alone, through the runner `manage.py probe` uses:
+    the check's result as the probe reports it."""
+    config = probe_config_build(
+        base_url=base_url,
+        model=SERVED_MODEL,
+        declared_context=CONTEXT,
+        key_a=ApiKey(keys[0]),
+        key_b=ApiKey(keys[1]),
+        allow_http=False,
+        checks=["prefix_cache"],
+        prefix_tokens=PREFIX_TOKENS,
+        rate_per_key=100,
+    )
+    return probe_run(config).to_dict()["checks"]["prefix_cache"]

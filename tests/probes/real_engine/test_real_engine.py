@@ -28,12 +28,8 @@ from typing import Any
 
 import pytest
 
-from probes.endpoint import ApiKey
-from probes.runner import probe_config_build, probe_run
-
 from .engine import (
     CONTEXT,
-    PREFIX_TOKENS,
     REASONING_TEMPLATE,
     ROOT,
     SERVED_MODEL,
@@ -41,6 +37,7 @@ from .engine import (
     chat,
     llama_server,
     per_tenant_deployment,
+    prefix_cache_run,
     probe_cli,
     random_prompt,
     reuse,
@@ -125,7 +122,7 @@ def measure(engine: Engine, configuration: Configuration, log_dir: Path) -> Outc
             if "prefix_cache" in outcome.probe["checks"]:
                 outcome.verdicts.append(outcome.probe["checks"]["prefix_cache"]["result"])
             for _run in range(configuration.runs - 1):
-                outcome.verdicts.append(prefix_cache_verdict(base_url, keys))
+                outcome.verdicts.append(prefix_cache_run(base_url, keys)["result"])
     except Exception:  # reported by this configuration's test, not by its neighbours'
         outcome.error = traceback.format_exc()
     outcome.seconds = round(time.monotonic() - started, 1)
@@ -153,22 +150,6 @@ def engine_facts(base_url: str, key: str, configuration: Configuration) -> dict[
             "reasoning_content": message.get("reasoning_content"),
         }
     return facts
-
-
-def prefix_cache_verdict(base_url: str, keys: list[str]) -> str:
-    """One more run of the prefix-cache check, through the runner `manage.py probe` uses."""
-    config = probe_config_build(
-        base_url=base_url,
-        model=SERVED_MODEL,
-        declared_context=CONTEXT,
-        key_a=ApiKey(keys[0]),
-        key_b=ApiKey(keys[1]),
-        allow_http=False,
-        checks=["prefix_cache"],
-        prefix_tokens=PREFIX_TOKENS,
-        rate_per_key=100,
-    )
-    return probe_run(config).to_dict()["checks"]["prefix_cache"]["result"]
 
 
 @pytest.fixture(scope="module")

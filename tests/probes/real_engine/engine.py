@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import threading
@@ -26,13 +25,13 @@ from urllib.parse import urlsplit
 from probes.endpoint import ApiKey
 from probes.runner import probe_config_build, probe_run
 
-from ..vendor import process_stop
+from ..vendor import closed_loopback_port, process_stop
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVED_MODEL = "avia-tiny-llama"
 CONTEXT = 4096
-# The probe's smallest prefix (probes.checks.MIN_PREFIX_TOKENS): small prompts keep each
-# sample to a few tens of milliseconds of the engine's time.
+# The probe's smallest prefix (probes.checks.MIN_PREFIX_TOKENS): a miss costs the tiny model
+# about 150 ms of one idle core.
 PREFIX_TOKENS = 1024
 START_TIMEOUT = 90
 # A DeepSeek-R1-Distill template: the server answers in reasoning_content, content stays "".
@@ -81,12 +80,6 @@ def engine_find() -> Engine:
 AVIA_ENGINE_VARIABLES = ("AVIA_LLAMA_SERVER", "AVIA_TINY_MODEL", "AVIA_LLAMA_SOURCE")
 
 
-def free_loopback_port() -> int:
-    with socket.socket() as probe_socket:
-        probe_socket.bind(("127.0.0.1", 0))
-        return probe_socket.getsockname()[1]
-
-
 @dataclass
 class LlamaServer:
     process: subprocess.Popen
@@ -101,7 +94,7 @@ def llama_server(
     """`llama-server` with the tiny model on a free loopback port, accepting `keys`, with the
     configuration `flags`, until the block ends."""
     for _attempt in range(3):  # a port taken between choosing it and binding it: another
-        port = free_loopback_port()
+        port = closed_loopback_port()
         log = log_dir / f"llama-server-{name}-{port}.log"
         command = [
             str(engine.server), "--model", str(engine.model), "--alias", SERVED_MODEL,

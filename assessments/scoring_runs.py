@@ -42,6 +42,7 @@ from .models import (
     ScoringRun,
 )
 from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
+from .services.notices import notify_tier_changed
 from .services.webhook_events import assessment_event
 from .storage import evidence_storage
 
@@ -158,6 +159,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         for run in pending:
             newest[run.assessment_id] = max(newest.get(run.assessment_id, 0), run.pk)
         superseded, scoring = [], []
+        previous_tiers: dict[int, str] = {}  # each assessment's tier before this run
         for run in pending:
             latest = assessments[run.assessment_id].latest_run_id
             if (latest and latest > run.pk) or newest[run.assessment_id] > run.pk:
@@ -208,6 +210,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
             run.risk_score, run.risk_tier = result.risk_score, result.risk_tier
             run.status, run.error = RunStatus.SUCCEEDED, ""
             assessment.status = next_status("scoring_succeeded", assessment.status)
+            previous_tiers[assessment.pk] = assessment.risk_tier
             assessment.latest_run = run
             assessment.risk_score, assessment.risk_tier = run.risk_score, run.risk_tier
             events.append(
@@ -255,6 +258,12 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
             decided,
             ["status", "latest_run", "risk_score", "risk_tier", "reassess_by", "updated_at"],
         )
+        for run in scoring:
+            notify_tier_changed(
+                assessment=assessments[run.assessment_id],
+                run=run,
+                previous_tier=previous_tiers[run.assessment_id],
+            )
         webhooks_emit(
             [
                 assessment_event(

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "probes",
     "outbox",
     "webhooks",
+    "notifications",
     "portfolio",
     "spreadsheets",
 ]
@@ -147,6 +148,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "accounts.context_processors.organization",
+                "notifications.context_processors.unread_notifications",
             ],
         },
     },

@@ -15,11 +15,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import IntegrityError, models, transaction
+from django.db import models, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from core.attempts import attempt_claim, due_for_retry, retry_delay
+from core.db import create_once
 
 from .models import EmailStatus, OutboundEmail
 
@@ -49,19 +50,19 @@ def email_enqueue(
     with translation.override(language), timezone.override(zone):
         subject = " ".join(render_to_string(f"emails/{template}_subject.txt", context).split())
         body = render_to_string(f"emails/{template}.txt", context)
-    try:
-        with transaction.atomic():  # a savepoint: a concurrent writer of the same event wins
-            email = OutboundEmail.objects.create(
-                organization=organization,
-                event_key=event_key,
-                kind=kind,
-                to_address=to,
-                language=language,
-                subject=subject[:300],
-                body=body,
-                body_is_secret=secret,
-            )
-    except IntegrityError:
+    # A concurrent writer of the same event wins: its row stands, and this call writes none.
+    email = create_once(
+        OutboundEmail,
+        organization=organization,
+        event_key=event_key,
+        kind=kind,
+        to_address=to,
+        language=language,
+        subject=subject[:300],
+        body=body,
+        body_is_secret=secret,
+    )
+    if email is None:
         return None
     transaction.on_commit(lambda: email_deliver(email_id=email.pk))
     return email

@@ -30,9 +30,12 @@ from assessments.models import (
     RiskDecisionKind,
 )
 from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.services.notices import notify_risk_acceptance_expiring
 from assessments.services.webhook_events import assessment_event
 from assessments.vendor_mail import due_date_remind
 from core.errors import ServiceError
+from notifications.models import NotificationEvent
+from notifications.services import emailed_about
 from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
@@ -182,7 +185,12 @@ def _risk_acceptances(first: dt.date, last: dt.date, today_of: Today) -> tuple[i
                     )
                 ]
             )
-        for member in _members_to_tell(organization, decision.created_by):
+        members = _members_to_tell(organization, decision.created_by)
+        if not has_expired:
+            # In the app through the notifications; by email below, to those who want it.
+            notify_risk_acceptance_expiring(decision=decision, recipients=members)
+            members = emailed_about(members, NotificationEvent.RISK_ACCEPTANCE_EXPIRING)
+        for member in members:
             sent = email_enqueue(
                 event_key=f"{kind}:{decision.pk}:{decision.expires_on.isoformat()}:{member.pk}",
                 kind=kind,

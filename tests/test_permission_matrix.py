@@ -32,6 +32,8 @@ from assessments.services.evidence import evidence_add
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
+from notifications.models import Notification
+from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
@@ -157,6 +159,11 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # notifications: every member's own
+    "notifications:list": R(acme_object=False),
+    "notifications:read_all": R("POST", acme_object=False),
+    "notifications:settings": R(acme_object=False),
+    "notifications:open": R(roles=("assessor",), hidden_from=("owner", "reviewer", "viewer")),
     # webhooks: the owner's
     "webhooks:endpoints": R(roles=("owner",), acme_object=False),
     "webhooks:endpoint": R(roles=("owner",)),
@@ -357,7 +364,17 @@ def world(django_db_setup, django_db_blocker, world_media):
                 url=f"http://127.0.0.1:{closed_loopback_port()}/hook",
                 events=["assessment.scored"],
             )
+        # A notification of Ava's (the others, and the outsider, cannot open it).
+        notify(
+            organization=acme,
+            event="submitted",
+            key="submitted:matrix",
+            recipients=[personas.ava],
+            words={"vendor": "Inferno AI"},
+            path=f"/assessments/{acme_assessment.pk}/",
+        )
         kwargs = {
+            "notification_id": Notification.objects.get(recipient=personas.ava).pk,
             "endpoint_id": webhook.pk,
             "batch_id": batch.pk,
             "assessment_id": acme_assessment.pk,

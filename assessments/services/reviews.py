@@ -28,6 +28,7 @@ from ..models import (
 )
 from .answers import vendor_question_codes
 from .guards import require_member, transition
+from .notices import notify_signed_off
 from .webhook_events import assessment_event
 
 
@@ -153,6 +154,7 @@ def review_record(
         channel=channel,
         detail={"conditions": review.conditions, "reopened": reopen},
     )
+    notify_signed_off(review=review)
     if decision != ReviewDecision.CHANGES_REQUESTED:  # a request for changes decides nothing
         decided = {"decision": decision, "conditions": review.conditions or None}
         webhooks_emit(

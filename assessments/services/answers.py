@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Organization, User
 from accounts.tenancy import OrgContext
 from core.errors import ConflictError, ForbiddenError, ServiceError
+from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
@@ -54,8 +55,6 @@ def assessment_create(
     due_date: dt.date | None = None,
     answers: Mapping[str, Any] | None = None,
 ) -> Assessment:
-    from questionnaires.models import QuestionnaireVersion
-
     slug, _sep, version = questionnaire_key.partition("@")
     questionnaire = QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
     errors: dict[str, list[Any]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from core.errors import ServiceError
 from outbox.models import EmailKind, OutboundEmail
@@ -19,6 +19,7 @@ from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
 from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
+from .presenters.formats import list_text
 from .services.vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
@@ -162,12 +163,19 @@ def renewal_notify(
         contact=contact,
         link=link,
         url=vendor_link_url(token),
-        change_labels=[
-            ConfigurationChange(code).label
+        changes=_change_list(renewal, contact.language),
+    )
+
+
+def _change_list(renewal: Assessment, language: str) -> str:
+    """The declared changes in the contact's words, as their language lists them."""
+    with translation.override(language):
+        labels = [
+            str(ConfigurationChange(code).label)
             for code in renewal.configuration_change.get("changes", [])
             if code in ConfigurationChange.values
-        ],
-    )
+        ]
+    return list_text(labels, language)
 
 
 def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail | None:

@@ -8,6 +8,7 @@ import datetime as dt
 import re
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.db import transaction
 from django.utils import timezone
@@ -175,10 +176,42 @@ def test_a_declared_configuration_change_reopens_ctx_and_the_startup_log(
     }
     (email,) = mail.outbox
     assert "CTX" in email.body and "FP8 weights, TP8 instead of TP4." in email.body
-    assert "量化" in email.body  # the declared changes, in Mei's language
+    # The declared changes, in Mei's language, listed as Chinese lists them (not a Python list);
+    # and every date in the one format of her language.
+    assert "（量化、並行" in email.body and "['" not in email.body
+    assert not re.search(r"\d{4}-\d{2}-\d{2}", email.subject + email.body), email.body
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", email.body)
     with transaction.atomic(), pytest.raises(ServiceError) as missing:
         assessment_submit(assessment=renewal, actor=personas.ava, channel=Channel.WEB)
     assert "CTX-01" in missing.value.errors
+
+
+def test_the_english_renewal_email_lists_the_changes_in_words(
+    invited, personas, django_capture_on_commit_callbacks
+):
+    link = invited.vendor_links.get()
+    link.language = "en"
+    link.save(update_fields=["language"])
+    with django_capture_on_commit_callbacks(execute=True):
+        renewal_start(
+            assessment=invited,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=["quantization"],
+            vendor_link=link,
+            channel=Channel.VENDOR_LINK,
+        )
+    (email,) = mail.outbox
+    assert "You told us the deployment changed (Quantization)." in email.body
+
+
+def test_every_email_writes_dates_in_the_one_format_of_its_language():
+    """A date in an email goes through the language's format ("4 Jan 2027" / "2027年1月4日"),
+    never a fixed ISO pattern beside it."""
+    emails = sorted((settings.BASE_DIR / "templates" / "emails").glob("*.txt"))
+    assert emails
+    for path in emails:
+        for pattern in re.findall(r'\|date:"([^"]*)"', path.read_text()):
+            assert pattern in ("DATE_FORMAT", "DATETIME_FORMAT"), (path.name, pattern)
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from config.api import (
     OrganizationAPIView,
     StrictFilterSet,
     error_responses,
+    invalid_input,
 )
 from questionnaires.spec import Text
 from scoring.models import Rule
@@ -187,7 +188,14 @@ class AssessmentList(OrganizationAPIView):
         tags=["assessments"],
         summary="Start an assessment",
         request=AssessmentCreateInputSerializer,
-        responses={201: AssessmentDetailSerializer, **error_responses(400, 401, 403)},
+        responses={
+            201: AssessmentDetailSerializer,
+            **error_responses(401, 403),
+            **invalid_input(
+                "`vendor`: no vendor of your organization has this id; `questionnaire`: no "
+                "published questionnaire has this key; `answers`: by question code."
+            ),
+        },
     )
     def post(self, request: Request, org: OrgContext) -> Response:
         data = _valid(
@@ -238,7 +246,14 @@ class AssessmentAnswers(OrganizationAPIView):
         "the buyer's USE section needs the answer_use_section capability; other questions "
         "need edit_assessment.",
         request=AnswersInputSerializer,
-        responses={200: AnswersSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            200: AnswersSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input(
+                "`answers`, `comments`: by question code, a code the questionnaire does not "
+                "have included."
+            ),
+        },
     )
     def patch(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
@@ -275,7 +290,8 @@ class AssessmentEvidence(OrganizationAPIView):
         request={"multipart/form-data": EvidenceInputSerializer},
         responses={
             201: EvidenceSerializer,
-            **error_responses(400, 401, 403, 404, 409),
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("`question`: not a file question of the questionnaire."),
             507: OpenApiResponse(
                 ErrorsSerializer,
                 description="The file could not be stored (the disk may be full): nothing "
@@ -307,7 +323,11 @@ class AssessmentSubmit(OrganizationAPIView):
         description="Queues a scoring run (202). 400 lists the required questions still "
         "blank, by code.",
         request=None,
-        responses={202: RunQueuedSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            202: RunQueuedSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("The required questions still blank, by code."),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
@@ -370,11 +390,10 @@ class AssessmentReview(OrganizationAPIView):
             **error_responses(401, 403, 404, 409),
             # The four-eyes refusal is the reviewer's, not the assessment's state (that is a
             # 409): it comes with the body's other errors, in one 400.
-            400: OpenApiResponse(
-                ErrorsSerializer,
-                description="Invalid input, all errors at once: `reviewer` when the caller "
-                "created, edited or submitted the assessment (four-eyes rule), `reopen_codes` "
-                "naming no vendor question, a missing `message` or `conditions`.",
+            **invalid_input(
+                "`reviewer` when the caller created, edited or submitted the assessment "
+                "(four-eyes rule), `reopen_codes` naming no vendor question, `run` naming no "
+                "run of this assessment, a missing `message` or `conditions`."
             ),
         },
     )

@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponseBase
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
@@ -38,7 +38,10 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext, org_context_for_request
 from config.api_json import BodyTooLarge, BoundedJSONParser
-from config.api_schema import is_free_text  # also registers InputSerializer's schema
+from config.api_schema import (  # also registers InputSerializer's schema
+    INVALID_INPUT,
+    is_free_text,
+)
 from core.errors import ServiceError
 from core.text import text_errors
 
@@ -139,6 +142,13 @@ class ErrorsSerializer(serializers.Serializer):
 def error_responses(*status_codes: int) -> dict[int, type[serializers.Serializer]]:
     """`extend_schema(responses=...)` entries documenting error statuses."""
     return dict.fromkeys(status_codes, ErrorsSerializer)
+
+
+def invalid_input(references: str) -> dict[int, OpenApiResponse]:
+    """The 400 of an operation whose body names other things (`references`: which fields,
+    and what each must name). A name of something that does not exist in the caller's
+    organization is invalid input, like a wrong type: a 400 under that field, never a 404."""
+    return {400: OpenApiResponse(ErrorsSerializer, description=f"{INVALID_INPUT} {references}")}
 
 
 # -- input ---------------------------------------------------------------------------------

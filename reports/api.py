@@ -27,6 +27,7 @@ from config.api import (
     InputSerializer,
     OrganizationAPIView,
     error_responses,
+    invalid_input,
 )
 
 from . import selectors, services
@@ -96,7 +97,11 @@ class AssessmentReports(OrganizationAPIView):
         "latest) in English or Traditional Chinese. Follow it at `GET reports/{id}/`. "
         "Assessors, reviewers and owners.",
         request=ReportRequestInputSerializer,
-        responses={202: ReportSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            202: ReportSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("`run`: no scoring run of this assessment has this id."),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = assessment_selectors.assessment_get(

@@ -383,7 +383,8 @@ class AssessmentReview(OrganizationAPIView):
         summary="Record a review decision",
         description="approved, approved_with_conditions (state the conditions), rejected, or "
         "changes_requested (with a message and the vendor questions to re-open). A reviewer "
-        "who created, edited or submitted the assessment may not decide (four eyes).",
+        "who created, edited or submitted the assessment may not decide (four eyes). "
+        "Approving despite critical findings names each in `acknowledged_findings`.",
         request=ReviewInputSerializer,
         responses={
             201: ReviewSerializer,
@@ -393,7 +394,8 @@ class AssessmentReview(OrganizationAPIView):
             **invalid_input(
                 "`reviewer` when the caller created, edited or submitted the assessment "
                 "(four-eyes rule), `reopen_codes` naming no vendor question, `run` naming no "
-                "run of this assessment, a missing `message` or `conditions`."
+                "run of this assessment, a missing `message` or `conditions`, "
+                "`acknowledged_findings` leaving out a critical finding of an approval."
             ),
         },
     )
@@ -408,6 +410,7 @@ class AssessmentReview(OrganizationAPIView):
             message=data["message"],
             reopen_codes=data["reopen_codes"],
             run_id=data.get("run"),
+            acknowledged_findings=data["acknowledged_findings"],
             channel=Channel.API,
         )
         return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
@@ -416,14 +419,14 @@ class AssessmentReview(OrganizationAPIView):
 class AssessmentAudit(OrganizationAPIView):
     """The audit trail of one assessment."""
 
-    # Owners and reviewers read the audit trail; the review capability is exactly theirs.
-    required_capability = {"GET": Capability.REVIEW}
+    required_capability = {"GET": Capability.READ_AUDIT}
     cursor_ordering = ("-created_at", "-id")
 
     @extend_schema(
         tags=["assessments"],
         summary="Audit trail of an assessment",
-        description="Who did what, newest first. Owners and reviewers only.",
+        description="Who did what, newest first; every member (the read_audit capability of "
+        "each role). `answers.saved` names the question codes it changed in `detail.codes`.",
         responses={200: AuditEventSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, org: OrgContext, assessment_id: int) -> Response:

@@ -23,6 +23,7 @@ from questionnaires.models import QuestionnaireVersion
 
 from .models import Assessment, Channel, Vendor
 from .scoring_runs import scoring_run_execute
+from .selectors import critical_findings_for
 from .services.answers import answers_save, assessment_create
 from .services.evidence import evidence_add
 from .services.submission import assessment_submit
@@ -150,3 +151,10 @@ def submit_and_score(assessment: Assessment, *, score: bool = True, **by: Any) -
     if score:
         scoring_run_execute(run_id=run.pk)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)
+
+
+def critical_rule_ids(assessment: Assessment) -> list[str]:
+    """The rule ids an approval of `assessment` must acknowledge (its latest run's critical
+    findings): what a reviewer ticks on the sign-off page."""
+    run = assessment.latest_run
+    return list(critical_findings_for(run=run)) if run is not None else []

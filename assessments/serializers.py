@@ -170,6 +170,16 @@ class ReviewInputSerializer(InputSerializer):
         help_text="Id of the scoring run the decision is about (the one the reviewer read). "
         "When the assessment was scored again since, the decision is refused with a 409.",
     )
+    acknowledged_findings = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="Required to approve (approved, approved_with_conditions) an assessment whose "
+        "run has critical findings: the rule id of each one, confirming the reviewer approves "
+        "despite it. A critical finding left out is a 400 under `acknowledged_findings` that "
+        "names it.",
+    )
 
 
 # -- assessments: output -------------------------------------------------------------------

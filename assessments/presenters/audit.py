@@ -11,7 +11,7 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from ..models import AuditEvent, Channel
-from .formats import format_datetime, review_decision_label, risk_decision_label
+from .formats import format_datetime, list_text, review_decision_label, risk_decision_label
 
 ACTION_LABELS = {
     "vendor.created": _("Vendor added"),
@@ -82,7 +82,8 @@ def audit_rows(events: Iterable[AuditEvent], language: str) -> list[AuditRow]:
         detail = event.detail or {}
         subject = next(
             (str(detail[key]) for key in ("rule", "file", "contact", "report") if detail.get(key)),
-            "",
+            # The questions whose answers (or comments) changed.
+            list_text([str(code) for code in detail.get("codes") or []], language),
         )
         rows.append(
             AuditRow(

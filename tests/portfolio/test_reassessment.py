@@ -13,6 +13,7 @@ from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
+from assessments.factories import critical_rule_ids
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
     AssessmentStatus,
@@ -60,7 +61,11 @@ def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_ma
     )
     time_machine.move_to(timezone.now() + dt.timedelta(days=3), tick=False)
     review_record(
-        assessment=invited, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+        assessment=invited,
+        member=member_of(personas.rex),
+        decision="approved",
+        acknowledged_findings=critical_rule_ids(invited),
+        channel=Channel.WEB,
     )
     invited.refresh_from_db()
     days = {"critical": 30, "high": 60, "medium": 120, "low": 240}[invited.risk_tier]
@@ -85,7 +90,11 @@ def test_runs_and_reassessments_are_dated_on_the_organizations_clock(
     days = DEFAULT_REASSESSMENT_DAYS[scored.risk_tier]
     assert scored.reassess_by == in_new_york + dt.timedelta(days=days)
     review_record(
-        assessment=scored, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+        assessment=scored,
+        member=member_of(personas.rex),
+        decision="approved",
+        acknowledged_findings=critical_rule_ids(scored),
+        channel=Channel.WEB,
     )
     scored.refresh_from_db()
     assert scored.reassess_by == in_new_york + dt.timedelta(days=days)

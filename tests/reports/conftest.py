@@ -245,6 +245,7 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
             member=member_of(personas.rex),
             decision="approved_with_conditions",
             conditions=CONDITIONS,
+            acknowledged_findings=factories.critical_rule_ids(assessment),
             channel=Channel.WEB,
         )
         fired = tuple(assessment.latest_run.findings.values_list("rule_id", flat=True))

@@ -186,12 +186,17 @@ def test_the_detail_page_shows_answers_evidence_runs_and_audit(client, personas,
     assert "reports_template" in response.context
 
 
-def test_assessors_do_not_see_the_audit_trail_but_reviewers_do(client, personas, scored):
+@pytest.mark.parametrize("persona", ["alice", "ava", "rex", "vic"])
+def test_every_member_reads_the_audit_trail_with_the_questions_saved(
+    client, personas, scored, persona
+):
     url = reverse("assessments:detail", args=[scored.pk])
-    client.force_login(personas.ava)
-    assert client.get(url).context["audit"] is None
-    client.force_login(personas.rex)
-    assert client.get(url).context["audit"] is not None
+    client.force_login(getattr(personas, persona))
+    audit = client.get(url).context["audit"]
+    assert audit is not None
+    saved = [row for row in audit if row.action == "answers.saved"]
+    assert saved and all(row.subject for row in saved)
+    assert any("CTX-01" in row.subject for row in saved)
 
 
 def test_the_reports_block_appears_when_the_reports_app_provides_it(

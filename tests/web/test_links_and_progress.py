@@ -321,3 +321,19 @@ def test_a_replaced_link_reads_replaced_without_buttons_and_a_revoked_one_revoke
     page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
     assert "Revoked</span>" in page
     assert 'id="no-active-link"' in page  # sent to the vendor, but nothing they can open
+
+
+def test_a_hidden_question_says_why_in_the_members_language(catalog):
+    from assessments.presenters.answers import not_applicable_reason
+    from questionnaires.models import QuestionnaireVersion
+
+    spec = QuestionnaireVersion.objects.get(slug="ai-inference-isolation", version=1).spec
+    assert not_applicable_reason(spec, "PRF-08", {}, "zh-hant") == "不適用：因 PRF-07 = 未有作答"
+    assert (
+        not_applicable_reason(spec, "PRF-08", {"PRF-07": "no"}, "zh-hant")
+        == "不適用：因 PRF-07 = 否"
+    )
+    assert (
+        not_applicable_reason(spec, "PRF-08", {}, "en")
+        == "Not applicable: because PRF-07 = not answered"
+    )

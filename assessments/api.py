@@ -209,6 +209,7 @@ class AssessmentList(OrganizationAPIView):
             questionnaire_key=data["questionnaire"],
             due_date=data.get("due_date"),
             answers=data.get("answers"),
+            label=data["label"],
             actor=org.user,
             channel=Channel.API,
         )

@@ -104,7 +104,16 @@ class AssessmentForm(forms.Form):
         )
 
 
-class DueDateForm(forms.Form):
+class DueDateAndLabelForm(forms.Form):
+    label = forms.CharField(
+        label=_("Label"),
+        required=False,
+        max_length=80,
+        help_text=_(
+            "Optional: a few words that tell this assessment apart from the vendor's others "
+            "(e.g. “GLM-5.3 launch”), shown beside its number."
+        ),
+    )
     due_date = forms.DateField(
         label=_("Due date"),
         required=False,

@@ -125,6 +125,13 @@ class AssessmentCreateInputSerializer(InputSerializer):
         max_length=130, help_text='slug@version, e.g. "ai-inference-isolation@1"'
     )
     due_date = serializers.DateField(required=False, allow_null=True)
+    label = serializers.CharField(
+        max_length=80,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Optional words that tell this assessment apart from the vendor's others.",
+    )
     answers = AnswerMapField(required=False, help_text="Initial answers by question code.")
 
     def __init__(self, *args: Any, vendors: Any = None, **kwargs: Any) -> None:
@@ -201,11 +208,21 @@ class AssessmentSerializer(serializers.ModelSerializer):
         help_text="The ruleset (slug@version) of the latest scoring run.",
     )
     is_overdue = serializers.BooleanField(read_only=True)
+    number = serializers.IntegerField(
+        read_only=True,
+        help_text="The assessment's number in your organization (#1, #2, … in creation order, "
+        "never reused): with `label`, it tells one vendor's assessments apart.",
+    )
+    label = serializers.CharField(
+        read_only=True, help_text="Optional words the assessors gave it (may be blank)."
+    )
 
     class Meta:
         model = Assessment
         fields = [
             "id",
+            "number",
+            "label",
             "vendor",
             "vendor_name",
             "questionnaire",

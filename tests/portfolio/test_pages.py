@@ -72,6 +72,7 @@ def test_one_action_rescores_the_filtered_set_and_shows_the_impact_worse_first(
     )
     html = page.content.decode()
     assert "Blue Harbour Compute" in html and "PROBE-NOT-RUN" in html
+    assert f'<span class="assessment-ref">#{remediated.number}</span>' in html
     assert reverse("portfolio:batch_changes_csv", args=[batch.pk]) in html
 
 

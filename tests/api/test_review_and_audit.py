@@ -1,7 +1,6 @@
 import pytest
 
 from assessments.factories import critical_rule_ids
-from assessments.factories import critical_rule_ids
 from assessments.models import Answer, Assessment, Review
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]

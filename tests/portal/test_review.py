@@ -102,9 +102,7 @@ def test_it_submits_nothing_without_the_confirmation(client, token, assessment, 
     assert assessment.status == AssessmentStatus.SENT
 
 
-def test_the_chinese_summary_says_why_a_question_is_not_applicable_in_chinese(
-    client, token, link
-):
+def test_the_chinese_summary_says_why_a_question_is_not_applicable_in_chinese(client, token, link):
     """The condition's value is in the reader's words too: "不適用：因 PRF-07 = 未有作答", not
     "not answered" (nor an option's code) inside a Chinese sentence."""
     link.language = "zh-hant"

@@ -24,7 +24,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from core.text import READABLE_TEXT_PATTERN
+from core.text import READABLE_NOT_BLANK_PATTERN, READABLE_TEXT_PATTERN
 
 ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
 _WRITES = {"post", "put", "patch", "delete"}
@@ -111,7 +111,11 @@ class InputSerializerSchema(OpenApiSerializerExtension):
             else:
                 target = properties[name]
             if is_free_text(field):
-                target.setdefault("pattern", READABLE_TEXT_PATTERN)
+                # Text that trims to nothing is blank: refused where blank is (a vendor's name).
+                not_blank = not field.allow_blank and field.trim_whitespace
+                target.setdefault(
+                    "pattern", READABLE_NOT_BLANK_PATTERN if not_blank else READABLE_TEXT_PATTERN
+                )
         if self.target.empty_body_message is not None:
             schema["minProperties"] = 1
         return schema

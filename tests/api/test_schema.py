@@ -113,3 +113,21 @@ def test_a_400_without_its_own_words_reads_the_shared_description(schema):
             bad = operation.get("responses", {}).get("400")
             if bad is not None:
                 assert bad["description"], f"{method.upper()} {path}"
+
+
+def test_a_name_that_trims_to_nothing_is_outside_the_schema_as_the_api_refuses_it(
+    schema, client, personas
+):
+    """Schemathesis sent a vendor named "\\r": schema-valid, refused as blank. The schema of a
+    field that may not be blank now asks for a character that is not a space."""
+    import re
+
+    name = schema["components"]["schemas"]["VendorInputRequest"]["properties"]["name"]
+    notes = schema["components"]["schemas"]["VendorInputRequest"]["properties"]["notes"]
+    for blank in ("\r", " ", "\t\n", "\u3000"):
+        assert not re.match(name["pattern"], blank), repr(blank)
+        assert re.match(notes["pattern"], blank), repr(blank)  # notes may be blank
+    assert re.match(name["pattern"], " Cloud Inference Co ")
+    client.force_login(personas.ava)
+    refused = client.post("/api/v1/vendors/", {"name": "\r"}, content_type="application/json")
+    assert refused.status_code == 400 and "name" in refused.json()["errors"]

@@ -32,6 +32,8 @@ class Capability(models.TextChoices):
     # Who did what to an assessment: every role reads the trail of its organization's
     # assessments (what it shows, each role can already read on the assessment's pages).
     READ_AUDIT = "read_audit", _("Read the audit trail of assessments")
+    # Endpoints that other systems receive the organization's events at, signed.
+    MANAGE_WEBHOOKS = "manage_webhooks", _("Manage webhooks")
 
 
 # The owner holds every capability: a one-person consultancy has a single member, and

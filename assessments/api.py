@@ -2,7 +2,7 @@
 
 Thin on purpose: each handler checks the request's shape with an input serializer, looks
 objects up through the selectors (another organization's object is a 404), calls one service
-and presents the result. Errors leave through `config.api.exception_handler`.
+and presents the result. Errors leave through `core.api.base.exception_handler`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import (
+from core.api.base import (
     MAX_ID,
     ErrorsSerializer,
-    OrganizationAPIView,
     StrictFilterSet,
     error_responses,
     invalid_input,

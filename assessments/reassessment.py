@@ -45,6 +45,7 @@ from .models import (
 )
 from .services.answers import answers_save, assessment_create
 from .services.guards import require_member
+from .services.notices import notify_configuration_change
 from .storage import evidence_storage
 from .vendor_mail import renewal_notify
 
@@ -263,6 +264,8 @@ def renewal_start(
         },
     )
     renewal_notify(renewal=renewal, declared_by=vendor_link)
+    if recheck and vendor_link is not None:  # a member who recorded it knows already
+        notify_configuration_change(renewal=renewal, changes=changes)
     renewal.refresh_from_db()  # invited: sent
     return renewal
 

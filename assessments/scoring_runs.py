@@ -24,6 +24,8 @@ from django.utils import timezone
 from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from .audit import audit_event, audit_record, audit_record_many
 from .bulk import insert_rows, update_fields
@@ -40,6 +42,8 @@ from .models import (
     ScoringRun,
 )
 from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
+from .services.notices import notify_tier_changed
+from .services.webhook_events import assessment_event
 from .storage import evidence_storage
 
 logger = logging.getLogger(__name__)
@@ -145,7 +149,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         assessments = {
             assessment.pk: assessment
             for assessment in Assessment.objects.select_for_update(of=("self",))
-            .select_related("questionnaire", "organization")
+            .select_related("questionnaire", "organization", "vendor")
             .defer("questionnaire__content")
             .filter(pk__in={run.assessment_id for run in pending})
             .order_by("pk")
@@ -155,6 +159,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         for run in pending:
             newest[run.assessment_id] = max(newest.get(run.assessment_id, 0), run.pk)
         superseded, scoring = [], []
+        previous_tiers: dict[int, str] = {}  # each assessment's tier before this run
         for run in pending:
             latest = assessments[run.assessment_id].latest_run_id
             if (latest and latest > run.pk) or newest[run.assessment_id] > run.pk:
@@ -205,6 +210,7 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
             run.risk_score, run.risk_tier = result.risk_score, result.risk_tier
             run.status, run.error = RunStatus.SUCCEEDED, ""
             assessment.status = next_status("scoring_succeeded", assessment.status)
+            previous_tiers[assessment.pk] = assessment.risk_tier
             assessment.latest_run = run
             assessment.risk_score, assessment.risk_tier = run.risk_score, run.risk_tier
             events.append(
@@ -251,6 +257,28 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         update_fields(
             decided,
             ["status", "latest_run", "risk_score", "risk_tier", "reassess_by", "updated_at"],
+        )
+        for run in scoring:
+            notify_tier_changed(
+                assessment=assessments[run.assessment_id],
+                run=run,
+                previous_tier=previous_tiers[run.assessment_id],
+            )
+        webhooks_emit(
+            [
+                assessment_event(
+                    assessments[run.assessment_id],
+                    WebhookEvent.ASSESSMENT_SCORED,
+                    f"scored:run:{run.pk}",
+                    run={
+                        "id": run.pk,
+                        "ruleset": run.ruleset.key,
+                        "risk_score": run.risk_score,
+                        "risk_tier": run.risk_tier,
+                    },
+                )
+                for run in scoring
+            ]
         )
         # Last, so that a chained audit trail's lock is held as briefly as possible.
         audit_record_many(events)

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import translation
 
 from accounts.models import Organization
-from config.pagination import cached_count, cached_value
+from core.pagination import cached_count, cached_value
 from scoring.models import Rule
 
 from .models import (

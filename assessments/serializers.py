@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import MAX_ID, InputSerializer
+from core.api.base import MAX_ID, InputSerializer
 from core.text import READABLE_TEXT_PATTERN
 from questionnaires.validation import (
     MAX_CODES_PER_REQUEST,

@@ -63,7 +63,7 @@ def configure(
     os.environ["MEDIA_ROOT"] = str(media)
     os.environ["DATABASE_URL"] = database_url(database, name)
     os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.locmem.EmailBackend"
-    # Connections kept between requests, as a production deployment keeps them (README):
+    # Connections kept between requests, as a production deployment keeps them (docs/operations.md):
     # opening one per request costs PostgreSQL more than most pages.
     os.environ.setdefault("DATABASE_CONN_MAX_AGE", "600")
     import django

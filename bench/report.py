@@ -111,8 +111,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the PDFs here")
     args = parser.parse_args()
 
-    # WeasyPrint logs every layout step at INFO; workers should not (see the LOGGING note in
-    # the README), and printing them would be timed too.
+    # WeasyPrint logs every layout step at INFO; workers should not (see LOGGING in
+    # config/settings.py), and printing them would be timed too.
     logging.getLogger("weasyprint.progress").setLevel(logging.WARNING)
     connection.creation.create_test_db(verbosity=0)
     call_command("load_catalog", stdout=io.StringIO())

@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from assessments import api as assessments_api
-from config.api import ApiNotFound
+from core.api.base import ApiNotFound
 from questionnaires import api as questionnaires_api
 
 app_name = "api"

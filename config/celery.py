@@ -12,8 +12,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-# The sweeper's beat task lives in config/, which is not an installed app.
-app.conf.include = ["config.sweeper"]
+# The sweeper's beat task is not in a `tasks` module, which autodiscovery would find.
+app.conf.include = ["reports.sweeper"]
 app.steps["worker"].add(WorkerHeartbeat)
 
 

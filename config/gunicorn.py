@@ -1,4 +1,4 @@
-"""gunicorn settings: `gunicorn -c config/gunicorn.py` (what `make run` starts; see the README).
+"""gunicorn settings: `gunicorn -c config/gunicorn.py` (what `make run` starts; docs/operations.md).
 
 Everything can be overridden from the environment: HOST and PORT (or GUNICORN_BIND),
 WEB_CONCURRENCY (worker processes), GUNICORN_THREADS, GUNICORN_TIMEOUT, TRUSTED_PROXIES.

@@ -1,6 +1,6 @@
 """AVIA settings. Everything an operator may change comes from the environment.
 
-Defaults run out of the box on SQLite with a local Redis; see the README for the list.
+Defaults run out of the box on SQLite with a local Redis; see docs/operations.md for the list.
 """
 
 import base64
@@ -88,6 +88,8 @@ INSTALLED_APPS = [
     "reports",
     "probes",
     "outbox",
+    "webhooks",
+    "notifications",
     "portfolio",
     "spreadsheets",
 ]
@@ -146,6 +148,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "accounts.context_processors.organization",
+                "notifications.context_processors.unread_notifications",
             ],
         },
     },
@@ -262,6 +265,15 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
 # up to OUTBOX_MAX_ATTEMPTS attempts in all; then it shows as failed in the outbox.
 OUTBOX_RETRY_SECONDS = env_int("OUTBOX_RETRY_SECONDS", 60)
 OUTBOX_MAX_ATTEMPTS = env_int("OUTBOX_MAX_ATTEMPTS", 6)
+# Webhooks (webhooks/, docs/operations.md): a delivery the receiver did not take with a 2xx is
+# tried again after 1, 2, 4, … times WEBHOOK_RETRY_SECONDS, up to WEBHOOK_MAX_ATTEMPTS
+# attempts in all (8: about four hours with the default). Endpoints must be public https://
+# addresses unless WEBHOOK_ALLOWED_NETWORKS lists theirs (CIDRs, e.g. 10.20.0.0/16 for a
+# receiver inside the company's network; the demo and the tests allow 127.0.0.0/8).
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 60)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
@@ -288,14 +300,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # Running tasks whose broker connection is lost are redelivered anyway: stop them.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
-# The sweeper (config.sweeper) re-queues scoring runs and reports the broker lost: queued for
+# The sweeper (reports.sweeper) re-queues scoring runs and reports the broker lost: queued for
 # longer than SWEEPER_QUEUED_AFTER seconds, or running longer than their task's time limit.
 SWEEPER_INTERVAL = env_int("SWEEPER_INTERVAL", 30)
 SWEEPER_QUEUED_AFTER = env_int("SWEEPER_QUEUED_AFTER", 60)
 # Celery beat (`celery -A config beat`, started by `make run`): the periodic work.
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-work": {
-        "task": "config.sweeper.requeue_stuck_task",
+        "task": "reports.sweeper.requeue_stuck_task",
         "schedule": float(SWEEPER_INTERVAL),
         "options": {"expires": float(SWEEPER_INTERVAL)},
     },
@@ -311,6 +323,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     "retry-due-emails": {
         "task": "outbox.tasks.retry_due_emails",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "retry-due-webhooks": {
+        "task": "webhooks.tasks.retry_due_webhooks",
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
@@ -344,7 +361,7 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
-# The isolation probe (probes/, README "The isolation probe"). Keys of the vendor's test
+# The isolation probe (probes/, docs/probe.md). Keys of the vendor's test
 # tenants are encrypted at rest with Fernet; PROBE_KEYS_FERNET_KEY is a comma-separated list
 # (the first encrypts, every one decrypts: add a new key in front to rotate).
 PROBE_KEYS_FERNET_KEYS = env_list("PROBE_KEYS_FERNET_KEY", "")
@@ -365,7 +382,7 @@ PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond l
 PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
 PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
 PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)
-PROBE_SAMPLES = env_int("PROBE_SAMPLES", 25)
+PROBE_SAMPLES = env_int("PROBE_SAMPLES", 40)  # the most per design (sequential sampling)
 PROBE_PREFIX_TOKENS = env_int("PROBE_PREFIX_TOKENS", 4096)
 
 REST_FRAMEWORK = {
@@ -373,20 +390,20 @@ REST_FRAMEWORK = {
         "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.base.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_json.BoundedJSONParser",
+        "core.api.bounded_json.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # JSON only. DRF's browsable API needs a queryset and a serializer class on every view
     # (these views keep their queries in selectors) and inline scripts the content security
     # policy forbids; the API's documentation is the OpenAPI page (/api/docs/).
-    "DEFAULT_RENDERER_CLASSES": ["config.api_json.SafeJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.bounded_json.SafeJSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.ListPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.ListPagination",
     "PAGE_SIZE": 50,
 }
 
@@ -403,7 +420,22 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api_schema.add_error_responses",
+        "core.api.schema.add_error_responses",
+        "webhooks.schema.webhooks_as_extension",
+    ],
+    # The payload of every webhook event (webhooks/schema.py), under `x-webhooks`.
+    "WEBHOOKS": [
+        f"webhooks.schema.{event}"
+        for event in (
+            "assessment_submitted",
+            "assessment_scored",
+            "assessment_signed_off",
+            "report_ready",
+            "probe_finished",
+            "risk_acceptance_expiring",
+            "rescore_batch_finished",
+            "test_event",
+        )
     ],
     "ENUM_NAME_OVERRIDES": {
         "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
@@ -427,7 +459,7 @@ LOGGING = {
     },
 }
 
-# -- behind HTTPS and a reverse proxy (see the README's production table) -------------------
+# -- behind HTTPS and a reverse proxy (see docs/operations.md, "Deploying") ------------------
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)

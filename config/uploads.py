@@ -5,7 +5,7 @@ service that keeps it, with a message naming the question: but Django writes the
 temporary file first, so a 20 GB body would fill the disk before that message. A multipart body
 larger than `REQUEST_MAX_BYTES` (several times the largest upload, so that a file somewhat over
 its limit still gets the named message) is refused before a byte of it is read: Django's
-`RequestDataTooBig`, which the API answers with 413 (`config.api`) and the pages with the 413
+`RequestDataTooBig`, which the API answers with 413 (`core.api.base`) and the pages with the 413
 page (`config.errors`).
 """
 

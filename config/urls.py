@@ -13,6 +13,8 @@ urlpatterns = [
     path("", include("portfolio.urls")),
     path("", include("spreadsheets.urls")),
     path("", include("probes.urls")),
+    path("", include("webhooks.urls")),
+    path("", include("notifications.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),

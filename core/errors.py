@@ -1,7 +1,7 @@
 """The one error hierarchy of AVIA: a service's refusal of a request.
 
 A leaf module (it imports nothing of the project, only Django), so every app can raise these errors and both
-front ends map them in one place each: `config.api.exception_handler` for the API and
+front ends map them in one place each: `core.api.base.exception_handler` for the API and
 `core.forms.add_errors` for the web pages. An error carries `{field or question code:
 [messages]}`; messages may be lazy translations and are turned into text in the language that
 is active when they are read (`errors`), so an error raised in a worker or before a language

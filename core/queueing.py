@@ -10,7 +10,7 @@ import logging
 from functools import partial
 from typing import Any
 
-from celery import Task
+from celery import Task, current_app
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
@@ -24,8 +24,13 @@ BROKER_ERRORS = (BrokerError, RedisError, ConnectionError, TimeoutError)
 PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2}
 
 
-def publish(task: Task, *args: Any) -> bool:
-    """Send `task(*args)` now; False (logged) when the broker cannot take it."""
+def publish(task: Task | str, *args: Any) -> bool:
+    """Send `task(*args)` now; False (logged) when the broker cannot take it.
+
+    `task` may be a registered task's name: a service then queues its own app's task without
+    importing the tasks module (which imports the service: no circle)."""
+    if isinstance(task, str):
+        task = current_app.tasks[task]  # autodiscovered (config.celery): a typo raises
     try:
         task.apply_async(args=args, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
     except BROKER_ERRORS as exc:
@@ -40,6 +45,6 @@ def publish(task: Task, *args: Any) -> bool:
     return True
 
 
-def publish_on_commit(task: Task, *args: Any) -> None:
+def publish_on_commit(task: Task | str, *args: Any) -> None:
     """Send `task(*args)` once the current transaction commits (at once outside one)."""
     transaction.on_commit(partial(publish, task, *args))

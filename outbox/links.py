@@ -11,4 +11,14 @@ SITE_URLCONF = "config.urls"
 
 def site_url(view_name: str, *args: object, fragment: str = "", **kwargs: object) -> str:
     path = reverse(view_name, args=args or None, kwargs=kwargs or None, urlconf=SITE_URLCONF)
-    return f"{settings.SITE_URL.rstrip('/')}{path}{f'#{fragment}' if fragment else ''}"
+    return site_address(f"{path}{f'#{fragment}' if fragment else ''}")
+
+
+def site_path(view_name: str, *args: object) -> str:
+    """The page's path within the site (what a notification keeps: the site may move)."""
+    return reverse(view_name, args=args or None, urlconf=SITE_URLCONF)
+
+
+def site_address(path: str) -> str:
+    """The address of `path` (a path within the site) as the outside world reaches it."""
+    return f"{settings.SITE_URL.rstrip('/')}{path}"

@@ -33,6 +33,7 @@ class EmailKind(models.TextChoices):
     RISK_ACCEPTANCE_EXPIRED = "risk_acceptance_expired", _("Risk acceptance expired")
     MEMBER_INVITATION = "member_invitation", _("Member invitation")
     PASSWORD_RESET = "password_reset", _("Password reset")
+    NOTIFICATION = "notification", _("Notification to a member")
 
 
 class OutboundEmail(models.Model):

@@ -15,20 +15,16 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import IntegrityError, models, transaction
-from django.db.models import Q
+from django.db import models, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
+
+from core.attempts import attempt_claim, due_for_retry, retry_delay
+from core.db import create_once
 
 from .models import EmailStatus, OutboundEmail
 
 logger = logging.getLogger(__name__)
-
-# A sender that claimed a row and then vanished (killed mid-send) releases it after this long.
-CLAIM_TIMEOUT = dt.timedelta(minutes=5)
-# A row never tried this long after it was written lost its first attempt (the process died
-# between commit and send): the retry sweep takes it over.
-FIRST_ATTEMPT_GRACE = dt.timedelta(minutes=1)
 
 
 def email_enqueue(
@@ -54,19 +50,19 @@ def email_enqueue(
     with translation.override(language), timezone.override(zone):
         subject = " ".join(render_to_string(f"emails/{template}_subject.txt", context).split())
         body = render_to_string(f"emails/{template}.txt", context)
-    try:
-        with transaction.atomic():  # a savepoint: a concurrent writer of the same event wins
-            email = OutboundEmail.objects.create(
-                organization=organization,
-                event_key=event_key,
-                kind=kind,
-                to_address=to,
-                language=language,
-                subject=subject[:300],
-                body=body,
-                body_is_secret=secret,
-            )
-    except IntegrityError:
+    # A concurrent writer of the same event wins: its row stands, and this call writes none.
+    email = create_once(
+        OutboundEmail,
+        organization=organization,
+        event_key=event_key,
+        kind=kind,
+        to_address=to,
+        language=language,
+        subject=subject[:300],
+        body=body,
+        body_is_secret=secret,
+    )
+    if email is None:
         return None
     transaction.on_commit(lambda: email_deliver(email_id=email.pk))
     return email
@@ -76,13 +72,7 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
     """Try to send one waiting email; returns its status afterwards (None: not ours to send —
     sent already, given up, not due yet, or being sent by another process)."""
     now = now or timezone.now()
-    claimed = (
-        OutboundEmail.objects.filter(pk=email_id, status=EmailStatus.PENDING)
-        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_TIMEOUT))
-        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-        .update(claimed_at=now)
-    )
-    if not claimed:
+    if not attempt_claim(OutboundEmail.objects, pk=email_id, pending=EmailStatus.PENDING, now=now):
         return None
     email = OutboundEmail.objects.get(pk=email_id)
     # The row while this claim holds: a send slower than CLAIM_TIMEOUT (EMAIL_TIMEOUT keeps it
@@ -100,7 +90,7 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
         )
     except Exception as exc:  # SMTP refusals, unreachable servers, timeouts: retried alike
         gave_up = attempts >= settings.OUTBOX_MAX_ATTEMPTS
-        delay = dt.timedelta(seconds=settings.OUTBOX_RETRY_SECONDS * 2 ** (attempts - 1))
+        delay = retry_delay(attempts=attempts, base_seconds=settings.OUTBOX_RETRY_SECONDS)
         status = EmailStatus.FAILED if gave_up else EmailStatus.PENDING
         ours.update(
             status=status,
@@ -130,9 +120,6 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
 def emails_retry_due(*, now: dt.datetime | None = None, limit: int = 500) -> int:
     """Send the emails that are due again; returns how many were sent."""
     now = now or timezone.now()
-    due = OutboundEmail.objects.filter(status=EmailStatus.PENDING).filter(
-        Q(next_attempt_at__lte=now)
-        | Q(next_attempt_at__isnull=True, created_at__lt=now - FIRST_ATTEMPT_GRACE)
-    )
+    due = due_for_retry(OutboundEmail.objects, pending=EmailStatus.PENDING, now=now)
     ids = list(due.order_by("created_at").values_list("pk", flat=True)[:limit])
     return sum(email_deliver(email_id=pk, now=now) == EmailStatus.SENT for pk in ids)

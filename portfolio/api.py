@@ -15,15 +15,11 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from config.api import (
-    FirstRendererNegotiation,
-    OrganizationAPIView,
-    error_responses,
-    invalid_input,
-)
+from core.api.base import FirstRendererNegotiation, error_responses, invalid_input
 
 from . import selectors, services
 from .exports import changes_csv, csv_download

@@ -30,11 +30,17 @@ from assessments.models import (
     RiskDecisionKind,
 )
 from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.services.notices import notify_risk_acceptance_expiring
+from assessments.services.webhook_events import assessment_event
 from assessments.vendor_mail import due_date_remind
 from core.errors import ServiceError
+from notifications.models import NotificationEvent
+from notifications.services import emailed_about
 from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +169,28 @@ def _risk_acceptances(first: dt.date, last: dt.date, today_of: Today) -> tuple[i
             EmailKind.RISK_ACCEPTANCE_EXPIRED if has_expired else EmailKind.RISK_ACCEPTANCE_EXPIRING
         )
         organization = decision.assessment.organization
-        for member in _members_to_tell(organization, decision.created_by):
+        if not has_expired:  # once per decision and expiry date: the key says so
+            webhooks_emit(
+                [
+                    assessment_event(
+                        decision.assessment,
+                        WebhookEvent.RISK_ACCEPTANCE_EXPIRING,
+                        f"risk_acceptance.expiring:{decision.pk}:{decision.expires_on.isoformat()}",
+                        risk_acceptance={
+                            "id": decision.pk,
+                            "rule_id": decision.rule_id,
+                            "owner": decision.owner,
+                            "expires_on": decision.expires_on.isoformat(),
+                        },
+                    )
+                ]
+            )
+        members = _members_to_tell(organization, decision.created_by)
+        if not has_expired:
+            # In the app through the notifications; by email below, to those who want it.
+            notify_risk_acceptance_expiring(decision=decision, recipients=members)
+            members = emailed_about(members, NotificationEvent.RISK_ACCEPTANCE_EXPIRING)
+        for member in members:
             sent = email_enqueue(
                 event_key=f"{kind}:{decision.pk}:{decision.expires_on.isoformat()}:{member.pk}",
                 kind=kind,

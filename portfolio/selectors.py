@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from accounts.models import Organization
 from assessments.models import Assessment, AssessmentStatus, RiskTier
 from assessments.selectors import assessments_for
-from config.pagination import CountedPaginator, cached_count
+from core.pagination import CountedPaginator, cached_count
 from questionnaires.spec import version_key
 from scoring.models import Ruleset
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import MAX_ID, InputSerializer
+from core.api.base import MAX_ID, InputSerializer
 
 from .models import BatchStatus
 

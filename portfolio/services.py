@@ -39,8 +39,11 @@ from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from core.queueing import publish, publish_on_commit
 from core.tasks import TRANSIENT_ERRORS
+from outbox.links import site_url
 from scoring.models import Ruleset
 from scoring.registry import split_key
+from webhooks.events import WebhookEvent
+from webhooks.services import webhook_emit
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from .selectors import RESCORABLE_STATUSES, rescore_candidates
@@ -380,10 +383,32 @@ def rescore_batch_settle(*, batch_id: int) -> str | None:
         return None
     failed = RescoreItem.objects.filter(batch_id=batch_id, state=ItemState.FAILED).exists()
     status = BatchStatus.FAILED if failed else BatchStatus.DONE
-    RescoreBatch.objects.filter(
-        pk=batch_id, status__in=[BatchStatus.QUEUED, BatchStatus.RUNNING]
-    ).update(status=status, finished_at=timezone.now())
+    with transaction.atomic():
+        settled = RescoreBatch.objects.filter(
+            pk=batch_id, status__in=[BatchStatus.QUEUED, BatchStatus.RUNNING]
+        ).update(status=status, finished_at=timezone.now())
+        if settled:  # this call ended it: its event, once
+            _batch_finished_emit(RescoreBatch.objects.select_related("ruleset").get(pk=batch_id))
     return status
+
+
+def _batch_finished_emit(batch: RescoreBatch) -> None:
+    items = RescoreItem.objects.filter(batch=batch)
+    webhook_emit(
+        organization=batch.organization,
+        event=WebhookEvent.RESCORE_BATCH_FINISHED,
+        event_key=f"rescore_batch.finished:{batch.pk}",
+        data={
+            "rescore_batch": {
+                "id": batch.pk,
+                "url": site_url("portfolio:batch", batch.pk),
+                "status": batch.status,
+                "ruleset": batch.ruleset.key,
+                "total": batch.total,
+                "failed": items.filter(state=ItemState.FAILED).count(),
+            }
+        },
+    )
 
 
 def rescore_batches_resume(*, now: dt.datetime | None = None) -> int:

@@ -26,8 +26,8 @@ from assessments.reassessment import (
 )
 from assessments.selectors import assessment_get, assessments_changed_at, vendors_changed_at
 from assessments.views.common import capabilities
-from config.pagination import CountedPaginator
 from core.errors import ServiceError
+from core.pagination import CountedPaginator
 from core.web import add_errors, add_messages, error_summary
 from outbox.selectors import emails_for_organization
 

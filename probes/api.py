@@ -15,11 +15,12 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from config.api import InputSerializer, OrganizationAPIView, error_responses
+from core.api.base import InputSerializer, error_responses
 
 from . import selectors, services
 from .checks import MIN_PREFIX_TOKENS, MIN_SAMPLES

@@ -2,23 +2,25 @@
 that checks the token budget, the time limit and the per-key rate cap BEFORE every request.
 
 Built on httpx (streaming, timeouts; redirects never followed; no proxy or .netrc from the
-environment, so a key goes to the named endpoint and nowhere else). Errors come back as a
-`Reply` with a short description that never contains a key.
+environment, so a key goes to the named endpoint and nowhere else; `http_client_build`).
+Every text field of an answer is read (content, reasoning_content, reasoning). Errors come
+back as a `Reply` with a short description that names the URL and never contains a key.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
-from .endpoint import ApiKey
+from .endpoint import ApiKey, chat_completions_url
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +40,33 @@ class TimeLimitReached(Exception):
     """The probe's overall time limit is over; the next request was not sent."""
 
 
+# The fields of a chat answer that carry generated text: reasoning models' templates put it in
+# reasoning_content (llama.cpp, DeepSeek) or reasoning (some gateways) and leave content "".
+TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+# Refusals that never reach the model: they cost nothing, unless the endpoint reports usage.
+REFUSED_FREE = frozenset({401, 403, 404, 429})
+
+
 @dataclass(frozen=True)
 class Reply:
     """What one request got back. `status` is None when no HTTP answer came (refused
-    connection, DNS, TLS, timeout)."""
+    connection, DNS, TLS, timeout); `connected` is False when the request never left."""
 
     status: int | None
-    text: str = ""
+    texts: Mapping[str, str] = field(default_factory=dict)  # TEXT_FIELDS name -> text
     prompt_tokens: int | None = None  # usage.prompt_tokens, as the endpoint reported it
-    ttft_ms: float | None = None  # streamed requests: time to the first generated text
+    ttft_ms: float | None = None  # streamed: time to the first delta with text or usage
     error: str | None = None
+    model: str | None = None  # the model the endpoint named in its answer
+    stated_prompt_tokens: int | None = None  # the prompt's size as a refusal states it
+    limit_stated: int | None = None  # the context limit a refusal states
+    error_code: str | None = None
+    connected: bool = True
+
+    @property
+    def text(self) -> str:
+        """Every text field of the answer, in TEXT_FIELDS order."""
+        return "\n".join(self.texts[name] for name in TEXT_FIELDS if self.texts.get(name))
 
     @property
     def ok(self) -> bool:
@@ -56,6 +75,11 @@ class Reply:
     @property
     def key_refused(self) -> bool:
         return self.status in (401, 403)
+
+    @property
+    def counted_tokens(self) -> int | None:
+        """The prompt's size as the endpoint counted it: its usage, else its refusal's words."""
+        return self.prompt_tokens if self.prompt_tokens is not None else self.stated_prompt_tokens
 
     @property
     def rejected_prompt(self) -> bool:
@@ -74,8 +98,7 @@ class Reply:
 
 class Budget:
     """Prompt tokens the probe may spend. `require` is asked before each request with the
-    calibrated estimate; `charge` records what was spent (the reported usage, else the
-    estimate: a rejected prompt may or may not be billed, so it counts)."""
+    calibrated estimate; `charge` records what was spent (see `tokens_charged`)."""
 
     def __init__(self, limit_tokens: int) -> None:
         self.limit_tokens = limit_tokens
@@ -120,18 +143,45 @@ class Ledger:
 
     requests_sent: int = 0
     tokens_spent: int = 0
+    estimated_requests: int = 0  # requests charged at the probe's estimate, not a count
     by_check: dict[str, dict[str, int]] = field(default_factory=dict)
     current: str = "calibration"
 
-    def record(self, tokens: int) -> None:
+    def record(self, tokens: int, *, measured: bool = True) -> None:
         self.requests_sent += 1
         self.tokens_spent += tokens
+        self.estimated_requests += not measured
         entry = self.by_check.setdefault(self.current, {"requests": 0, "tokens_spent": 0})
         entry["requests"] += 1
         entry["tokens_spent"] += tokens
 
     def of(self, check: str) -> dict[str, int]:
         return dict(self.by_check.get(check, {"requests": 0, "tokens_spent": 0}))
+
+
+def tokens_charged(reply: Reply, estimate: int) -> tuple[int, bool]:
+    """What a request cost, and whether that is the endpoint's own count: usage.prompt_tokens;
+    nothing for a refusal that never reached the model (401, 403, 404, 429 without usage) or a
+    request that never left; the count a refusal states; else the estimate (not measured: a
+    prompt that timed out may or may not be billed, so it counts)."""
+    if reply.prompt_tokens is not None:
+        return reply.prompt_tokens, True
+    if not reply.connected or reply.status in REFUSED_FREE:
+        return 0, True
+    if reply.stated_prompt_tokens is not None:
+        return reply.stated_prompt_tokens, True
+    return estimate, False
+
+
+def http_client_build() -> httpx.Client:
+    """The probe's one HTTP client: redirects never followed, no proxy or .netrc from the
+    environment, so a key goes to the named endpoint and nowhere else. Built here only, so
+    that an outbound-address policy can wrap it."""
+    return httpx.Client(
+        follow_redirects=False,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT},
+    )
 
 
 class ChatClient:
@@ -148,8 +198,9 @@ class ChatClient:
         keys: Sequence[ApiKey] = (),
         before_send: Callable[[], None] | None = None,
     ) -> None:
-        self.url = f"{base_url}/v1/chat/completions"
+        self.url = chat_completions_url(base_url)
         self.model = model
+        self.served_model: str | None = None  # the first model name the endpoint answered with
         self.budget = budget
         self.deadline = deadline  # time.monotonic() value
         self.ledger = Ledger()
@@ -158,11 +209,7 @@ class ChatClient:
         # An endpoint may echo a key in an error message or a response ("Incorrect API key
         # provided: ..."); nothing the endpoint says reaches a result or a log unredacted.
         self._keys = tuple(keys)
-        self._http = httpx.Client(
-            follow_redirects=False,
-            trust_env=False,
-            headers={"User-Agent": USER_AGENT},
-        )
+        self._http = http_client_build()
 
     def close(self) -> None:
         self._http.close()
@@ -223,9 +270,11 @@ class ChatClient:
         timeout = httpx.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
         headers = {"Authorization": f"Bearer {key.reveal()}"}
         reply = redact(self._send(body, headers, timeout, stream=stream), self._keys)
-        spent = reply.prompt_tokens if reply.prompt_tokens is not None else estimate_tokens
+        spent, measured = tokens_charged(reply, estimate_tokens)
         self.budget.charge(spent)
-        self.ledger.record(spent)
+        self.ledger.record(spent, measured=measured)
+        if reply.ok and reply.model and self.served_model is None:
+            self.served_model = reply.model
         logger.debug(
             "probe request: check %s, tenant %s, about %s prompt tokens: %s",
             self.ledger.current,
@@ -247,27 +296,29 @@ class ChatClient:
                 if 300 <= status < 400:
                     return Reply(status, error="redirect not followed")
                 if status != 200 or not stream:
-                    return _parse_body(status, _read_capped(response))
+                    return reply_from_body(status, _read_capped(response))
                 return _parse_stream(response, started)
+        except httpx.ConnectTimeout:
+            return Reply(None, error=f"timed out connecting to {self.url}", connected=False)
         except httpx.TimeoutException:
-            return Reply(None, error="timed out")
-        except httpx.ConnectError:
-            return Reply(None, error=f"cannot connect to {self.url}")
+            return Reply(None, error=f"timed out waiting for {self.url}")
+        except httpx.ConnectError as exc:
+            return Reply(None, error=f"cannot connect to {self.url} ({exc})", connected=False)
         except httpx.HTTPError as exc:
-            # httpx's messages name the URL and the failure, never the request's headers.
-            return Reply(None, error=f"{type(exc).__name__}: {exc}")
+            # httpx's messages name the failure, never the request's headers.
+            return Reply(None, error=f"{type(exc).__name__} from {self.url}: {exc}")
 
 
 REDACTED = "[redacted key]"
 
 
 def redact(reply: Reply, keys: Sequence[ApiKey]) -> Reply:
-    text, error = reply.text, reply.error
+    texts, error = dict(reply.texts), reply.error
     for key in keys:
         secret = key.reveal()
-        text = text.replace(secret, REDACTED)
+        texts = {name: text.replace(secret, REDACTED) for name, text in texts.items()}
         error = error.replace(secret, REDACTED) if error else error
-    return replace(reply, text=text, error=error)
+    return replace(reply, texts=texts, error=error)
 
 
 def _read_capped(response: httpx.Response) -> bytes:
@@ -281,7 +332,7 @@ def _read_capped(response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_body(status: int, raw: bytes) -> Reply:
+def reply_from_body(status: int, raw: bytes) -> Reply:
     try:
         document = json.loads(raw)
     except ValueError:
@@ -289,24 +340,27 @@ def _parse_body(status: int, raw: bytes) -> Reply:
     if not isinstance(document, dict):
         return Reply(status, error="the answer is not a JSON object")
     if status >= 400:
-        error = document.get("error")
-        message = error.get("message") if isinstance(error, dict) else None
-        return Reply(status, error=str(message)[:200] if message else None)
-    text = ""
+        return refusal_read(status, document)
+    texts: dict[str, str] = {}
     choices = document.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        message = choices[0].get("message") or {}
-        content = message.get("content") if isinstance(message, dict) else None
-        text = content if isinstance(content, str) else ""
-    return Reply(status, text=text, prompt_tokens=_prompt_tokens(document))
+        _add_texts(texts, choices[0].get("message"))
+    return Reply(
+        status,
+        texts=texts,
+        prompt_tokens=_prompt_tokens(document),
+        model=_model(document),
+    )
 
 
 def _parse_stream(response: httpx.Response, started: float) -> Reply:
     """Server-sent events: `data: {chunk}` lines until `data: [DONE]`. The first chunk that
-    carries generated text marks the time to first token."""
-    pieces: list[str] = []
+    carries text in any field, or the usage, marks the time to first token; a stream with
+    neither is timed to its end (an answer without text is still an answer)."""
+    texts: dict[str, str] = {}
     ttft_ms: float | None = None
     prompt_tokens: int | None = None
+    model: str | None = None
     size = 0
     for line in response.iter_lines():
         size += len(line)
@@ -323,17 +377,108 @@ def _parse_stream(response: httpx.Response, started: float) -> Reply:
             continue
         if not isinstance(chunk, dict):
             continue
+        model = model or _model(chunk)
+        carried = False
         for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            content = delta.get("content") if isinstance(delta, dict) else None
-            if isinstance(content, str) and content:
-                if ttft_ms is None:
-                    ttft_ms = (time.perf_counter() - started) * 1000
-                pieces.append(content)
-        prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
+            if isinstance(choice, dict):
+                carried |= _add_texts(texts, choice.get("delta"))
+        usage = _prompt_tokens(chunk)
+        if usage is not None:
+            prompt_tokens, carried = usage, True
+        if carried and ttft_ms is None:
+            ttft_ms = (time.perf_counter() - started) * 1000
+    if ttft_ms is None:
+        ttft_ms = (time.perf_counter() - started) * 1000
     return Reply(
-        response.status_code, text="".join(pieces), prompt_tokens=prompt_tokens, ttft_ms=ttft_ms
+        response.status_code,
+        texts=texts,
+        prompt_tokens=prompt_tokens,
+        ttft_ms=ttft_ms,
+        model=model,
     )
+
+
+def _add_texts(texts: dict[str, str], message: object) -> bool:
+    """Append the text of every TEXT_FIELDS field of a message or delta (a string, or a list
+    of text parts) to `texts`; whether any text came."""
+    if not isinstance(message, dict):
+        return False
+    carried = False
+    for name in TEXT_FIELDS:
+        value = message.get(name)
+        if isinstance(value, list):
+            value = "".join(
+                part.get("text") or ""
+                for part in value
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+            )
+        if isinstance(value, str) and value:
+            texts[name] = texts.get(name, "") + value
+            carried = True
+    return carried
+
+
+# What refusals say about the prompt's size and the limit, in the engines' own words:
+# llama.cpp "request (8000 tokens) exceeds the available context size (4096 tokens)" (or, with
+# context shift, "input (8000 tokens) is larger than the max context size (4096 tokens)");
+# vLLM and OpenAI "This model's maximum context length is 4096 tokens. However, you requested
+# 8001 tokens (8000 in the messages, 1 in the completion)" or "... your messages resulted in
+# 8000 tokens" or "... your request has 8000 input tokens"; TGI "... must be <= 4096. Given:
+# 8000 `inputs` tokens".
+_STATED_PROMPT = (
+    re.compile(r"request \((\d+) tokens?\)"),
+    re.compile(r"input \((\d+) tokens?\)"),
+    re.compile(r"(\d+) in the messages"),
+    re.compile(r"messages resulted in (\d+) tokens"),
+    re.compile(r"messages have (\d+)"),
+    re.compile(r"(\d+) input tokens"),
+    re.compile(r"Given: (\d+) `inputs` tokens"),
+)
+_STATED_LIMIT = (
+    re.compile(r"available context size \((\d+) tokens?\)"),
+    re.compile(r"max context size \((\d+) tokens?\)"),
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"must be <= (\d+)"),
+)
+ERROR_MESSAGE_CHARS = 200
+
+
+def refusal_read(status: int, document: dict[str, Any]) -> Reply:
+    """An error answer: its message, and the sizes it states (error fields first, as
+    llama.cpp gives `n_prompt_tokens` and `n_ctx`, then the message's words)."""
+    error = document.get("error")
+    fields: dict[str, Any] = error if isinstance(error, dict) else document
+    message = fields.get("message")
+    if message is None and isinstance(error, str):
+        message = error
+    message = str(message if message is not None else fields.get("detail") or "")
+    code = fields.get("code") if isinstance(fields.get("code"), str) else fields.get("type")
+    return Reply(
+        status,
+        error=message[:ERROR_MESSAGE_CHARS] or None,
+        stated_prompt_tokens=_count_field(fields, "n_prompt_tokens")
+        or _first_number(_STATED_PROMPT, message),
+        limit_stated=_count_field(fields, "n_ctx") or _first_number(_STATED_LIMIT, message),
+        error_code=str(code) if isinstance(code, str) else None,
+    )
+
+
+def _first_number(patterns: Sequence[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        found = pattern.search(text)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _count_field(fields: dict[str, Any], name: str) -> int | None:
+    value = fields.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _model(document: dict[str, Any]) -> str | None:
+    value = document.get("model")
+    return value[:200] if isinstance(value, str) and value.strip() else None
 
 
 def _prompt_tokens(document: dict[str, Any]) -> int | None:

@@ -10,7 +10,7 @@ import hmac
 import ipaddress
 from collections.abc import Mapping
 from typing import NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 
 def gettext_noop(message: str) -> str:
@@ -71,13 +71,36 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+API_VERSION_PATH = "/v1"
+CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+
+
+def base_url_normalise(base_url: str) -> str:
+    """The one spelling of an endpoint's base URL: `https://host`, `https://host/`,
+    `https://host/v1` and `https://host/v1/` are all `https://host` (the probe adds
+    `/v1/chat/completions` itself). The CLI, the services and the client all go through here."""
+    text = (base_url or "").strip().rstrip("/")
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text  # not a URL; endpoint_validate says why
+    path = parts.path.rstrip("/")
+    if path.lower().endswith(API_VERSION_PATH):
+        path = path[: -len(API_VERSION_PATH)].rstrip("/")
+    return urlunsplit(parts._replace(path=path))
+
+
+def chat_completions_url(base_url: str) -> str:
+    return base_url_normalise(base_url) + CHAT_COMPLETIONS_PATH
+
+
 def endpoint_validate(base_url: str, *, allow_http: bool) -> str:
-    """The base URL (`https://api.vendor.example`, without `/v1`), normalised; raises
-    ProbeInputError naming the field `base_url` and the reason."""
+    """The base URL, normalised (`base_url_normalise`); raises ProbeInputError naming the
+    field `base_url` and the reason."""
     problem = _endpoint_problem(base_url, allow_http=allow_http)
     if problem:
         raise ProbeInputError({"base_url": [problem]})
-    return base_url.strip().rstrip("/")
+    return base_url_normalise(base_url)
 
 
 def _endpoint_problem(base_url: str, *, allow_http: bool) -> str | None:

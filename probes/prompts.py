@@ -1,7 +1,8 @@
 """The text the probe sends: filler of plain words, unique canaries and fresh random prefixes.
 
 Sizes are counted in filler *units* (one word and a space); the probe learns how many tokens a
-unit costs at this endpoint from one small calibration request (`usage.prompt_tokens`).
+unit costs at this endpoint, and how many the chat template adds to every prompt, from two
+calibration requests of different lengths (`usage.prompt_tokens`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,16 @@ def _rng() -> random.Random:
 
 
 def filler(units: int, rng: random.Random | None = None) -> str:
+    """`units` words: WORDS over and over, each round in a fresh random order. Every word
+    comes equally often, so the tokens a unit costs do not vary from prompt to prompt and a
+    calibrated size lands on its target; the order still never repeats."""
     rng = rng or _rng()
-    return " ".join(rng.choice(WORDS) for _ in range(units))
+    words: list[str] = []
+    while len(words) < units:
+        round_of_words = list(WORDS)
+        rng.shuffle(round_of_words)
+        words.extend(round_of_words)
+    return " ".join(words[:units])
 
 
 def canary_new() -> str:

@@ -13,7 +13,14 @@ Every bearer key is its own tenant. What it does wrong is set by flags, grouped 
   its prefix cache is shared across keys.
 - remediated: rejects oversized prompts with a 400, a pool of twice the context (the
   remediation), nothing leaks, one prefix cache per tenant.
-- shared-cache-only: like remediated, but with one prefix cache shared by every key.
+- shared-cache-only: like remediated, but with one prefix cache shared by every key, kept
+  like a real engine with one slot (llama.cpp's `--parallel 1 --cache-ram 0`): only the last
+  prompt's KV is kept, so any other prompt sent between a warm-up and its hit evicts it.
+- reasoning: launch-day, answering as a reasoning model's chat template does: the text in
+  `reasoning_content`, `content` empty; a leak travels in `reasoning_content`.
+- overclaimed: like remediated, but it declares twice the context it serves and refuses a
+  longer prompt as llama.cpp does ("request (N tokens) exceeds the available context size
+  (C tokens)", with `n_prompt_tokens` and `n_ctx` in the error).
 
 Prefill takes a fixed time per token not found in the prefix cache, so cached prefixes answer
 measurably faster. Tokens are counted by a simple rule (runs of up to four word characters,
@@ -52,27 +59,31 @@ RECENT_PROMPTS = 32
 MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_TOKENS = 16
 
+_LAUNCH_DAY: dict[str, Any] = {
+    "reject_oversize": False,
+    "kv_pool_share": 0.65,
+    "leak_over_pool": True,
+    "prefix_cache": "shared",
+    "cache_prompts": 0,
+    "answer_field": "content",
+    "served_share": 1.0,
+}
+_REMEDIATED: dict[str, Any] = {
+    **_LAUNCH_DAY,
+    "reject_oversize": True,
+    "kv_pool_share": 2.0,
+    "leak_over_pool": False,
+    "prefix_cache": "per-tenant",
+}
 MODES: dict[str, dict[str, Any]] = {
-    "launch-day": {
-        "reject_oversize": False,
-        "kv_pool_share": 0.65,
-        "leak_over_pool": True,
-        "prefix_cache": "shared",
-    },
-    "remediated": {
-        "reject_oversize": True,
-        "kv_pool_share": 2.0,
-        "leak_over_pool": False,
-        "prefix_cache": "per-tenant",
-    },
-    "shared-cache-only": {
-        "reject_oversize": True,
-        "kv_pool_share": 2.0,
-        "leak_over_pool": False,
-        "prefix_cache": "shared",
-    },
+    "launch-day": _LAUNCH_DAY,
+    "remediated": _REMEDIATED,
+    "shared-cache-only": {**_REMEDIATED, "prefix_cache": "shared", "cache_prompts": 1},
+    "reasoning": {**_LAUNCH_DAY, "answer_field": "reasoning_content"},
+    "overclaimed": {**_REMEDIATED, "served_share": 0.5},
 }
 CACHE_SCOPES = ("shared", "per-tenant", "off")
+ANSWER_FIELDS = ("content", "reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,20 @@ class VendorSettings:
     accepted_keys: frozenset[str] | None  # None: every key is a tenant
     # Some gateways repeat the refused key in the error message; the probe must not pass it on.
     echo_refused_keys: bool = False
+    # The context it really serves; below the declared one, it refuses as llama.cpp does.
+    served_context: int = 0
+    # 0: a block cache as large as it gets (vLLM, SGLang); n: only the last n prompts per
+    # cache scope keep their KV, as an engine with n slots and no RAM cache does.
+    cache_prompts: int = 0
+    answer_field: str = (
+        "content"  # where the answer's text goes (reasoning models: reasoning_content)
+    )
+    served_model: str = ""  # the model its answers name (default: the requested one)
+    template_tokens: int = 0  # a chat template's fixed framing, added to every prompt
+
+    @property
+    def context_served(self) -> int:
+        return self.served_context or self.declared_context
 
 
 def count_tokens(text: str) -> int:
@@ -130,6 +155,7 @@ class VendorState:
         self._lock = threading.Lock()
         self._recent: deque[tuple[str, str]] = deque(maxlen=RECENT_PROMPTS)
         self._cache: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._slots: dict[str, deque[list[str]]] = {}  # scope -> the last prompts' blocks
         self._log_path = request_log
         self._random = random.Random(secrets.randbits(64))
 
@@ -140,6 +166,8 @@ class VendorState:
             return 0
         scope = "*" if self.settings.prefix_cache == "shared" else tenant
         tokens = TOKEN_PATTERN.findall(text)
+        if self.settings.cache_prompts:
+            return self._cached_in_slots(scope, tokens)
         chain = hashlib.sha256()
         cached, still_cached = 0, True
         with self._lock:
@@ -157,6 +185,28 @@ class VendorState:
             while len(self._cache) > CACHE_MAX_BLOCKS:
                 self._cache.popitem(last=False)
         return cached
+
+    def _cached_in_slots(self, scope: str, tokens: list[str]) -> int:
+        """An engine with `cache_prompts` slots: the longest prefix (whole blocks) shared with
+        one of the last prompts of the scope; this prompt then takes the oldest slot."""
+        blocks = [
+            "\x1f".join(tokens[start : start + CACHE_BLOCK_TOKENS])
+            for start in range(
+                0, len(tokens) - len(tokens) % CACHE_BLOCK_TOKENS, CACHE_BLOCK_TOKENS
+            )
+        ]
+        with self._lock:
+            slots = self._slots.setdefault(scope, deque(maxlen=self.settings.cache_prompts))
+            best = 0
+            for kept in slots:
+                shared = 0
+                for mine, theirs in zip(blocks, kept, strict=False):
+                    if mine != theirs:
+                        break
+                    shared += 1
+                best = max(best, shared)
+            slots.append(blocks)
+        return best * CACHE_BLOCK_TOKENS
 
     def leaked_text(self, tenant: str, tokens: int) -> tuple[str, str] | None:
         """A piece of another tenant's recent prompt, as the incident's engine returned it:
@@ -204,6 +254,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._drain()
+            self._entry = {"time": time.time(), "tenant": None, "path": self.path}
             self._error(404, "not_found", "unknown path")
             return
         started = time.time()
@@ -213,7 +264,12 @@ class Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        self._entry = {"time": started, "tenant": tenant, "stream": bool(body.get("stream"))}
+        self._entry = {
+            "time": started,
+            "tenant": tenant,
+            "path": self.path,
+            "stream": bool(body.get("stream")),
+        }
         self._complete(tenant, body, self._entry)
 
     # -- the engine --------------------------------------------------------------------
@@ -229,10 +285,27 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(400, "invalid_request_error", "messages must hold text")
         text = "\n".join(texts)
         prompt_tokens = (
-            sum(count_tokens(t) + TOKENS_PER_MESSAGE for t in texts) + TOKENS_PER_REQUEST
+            sum(count_tokens(t) + TOKENS_PER_MESSAGE for t in texts)
+            + TOKENS_PER_REQUEST
+            + settings.template_tokens
         )
         entry["prompt_tokens"] = prompt_tokens
-        if prompt_tokens > settings.declared_context and settings.reject_oversize:
+        if prompt_tokens > settings.context_served and settings.reject_oversize:
+            if settings.context_served < settings.declared_context:
+                # Over-claimed: the engine behind the declaration refuses in its own words.
+                return self._json(
+                    400,
+                    {
+                        "error": {
+                            "code": 400,
+                            "message": f"request ({prompt_tokens} tokens) exceeds the available "
+                            f"context size ({settings.context_served} tokens), try increasing it",
+                            "type": "exceed_context_size_error",
+                            "n_prompt_tokens": prompt_tokens,
+                            "n_ctx": settings.context_served,
+                        }
+                    },
+                )
             return self._error(
                 400,
                 "context_length_exceeded",
@@ -271,20 +344,16 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(answer, usage if include_usage else None, prefill_seconds)
         else:
             time.sleep(prefill_seconds)
+            message = {"role": "assistant", "content": ""}
+            message[settings.answer_field] = answer
             self._json(
                 200,
                 {
                     "id": f"chatcmpl-{secrets.token_hex(8)}",
                     "object": "chat.completion",
                     "created": int(time.time()),
-                    "model": settings.model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": answer},
-                            "finish_reason": "length",
-                        }
-                    ],
+                    "model": settings.served_model or settings.model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "length"}],
                     "usage": usage,
                 },
             )
@@ -298,7 +367,7 @@ class Handler(BaseHTTPRequestHandler):
         accepted = self.state.settings.accepted_keys
         if not key or (accepted is not None and key not in accepted):
             self._drain()
-            self._entry = {"time": time.time(), "tenant": None}
+            self._entry = {"time": time.time(), "tenant": None, "path": self.path}
             shown = f": {key}" if self.state.settings.echo_refused_keys else ""
             self._error(401, "invalid_api_key", f"Incorrect API key provided{shown}.")
             return None
@@ -365,13 +434,14 @@ class Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-{secrets.token_hex(8)}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
-            "model": self.state.settings.model,
+            "model": self.state.settings.served_model or self.state.settings.model,
         }
+        field = self.state.settings.answer_field
         pieces = re.findall(r"\S+\s*|\s+", answer) or [answer]
         events = [
             {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         ]
-        events += [{**base, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+        events += [{**base, "choices": [{"index": 0, "delta": {field: p}}]} for p in pieces]
         events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
         if usage is not None:
             events.append({**base, "choices": [], "usage": usage})
@@ -408,6 +478,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     leak.add_argument("--no-leak", dest="leak_over_pool", action="store_false")
     parser.add_argument("--prefix-cache", choices=CACHE_SCOPES, help="default: the preset's")
     parser.add_argument(
+        "--cache-prompts",
+        type=int,
+        help="keep only the last N prompts' KV per cache scope (1: an engine with one slot); "
+        "0: a large block cache; default: the preset's",
+    )
+    parser.add_argument(
+        "--served-context",
+        type=int,
+        help="the context really served (default: the preset's share of the declared one); "
+        "longer prompts are refused as llama.cpp refuses them",
+    )
+    parser.add_argument(
+        "--answer-field", choices=ANSWER_FIELDS, help="where answers carry their text"
+    )
+    parser.add_argument("--served-model", default="", help="the model name answers carry")
+    parser.add_argument(
+        "--template-tokens",
+        type=int,
+        default=0,
+        help="fixed tokens a chat template adds to every prompt (a system prompt, say)",
+    )
+    parser.add_argument(
         "--prefill-ms-per-1k-tokens",
         type=float,
         default=40.0,
@@ -435,6 +527,7 @@ def settings_from(options: dict[str, Any], environ: dict[str, str]) -> VendorSet
 
     declared = options["declared_context"]
     pool = options.get("kv_pool_tokens") or round(declared * preset["kv_pool_share"])
+    served = options.get("served_context") or round(declared * preset["served_share"])
     accepted = None
     if options.get("keys_env"):
         accepted = frozenset(
@@ -450,6 +543,11 @@ def settings_from(options: dict[str, Any], environ: dict[str, str]) -> VendorSet
         prefill_ms_per_1k_tokens=options["prefill_ms_per_1k_tokens"],
         accepted_keys=accepted,
         echo_refused_keys=bool(options.get("echo_refused_keys")),
+        served_context=served,
+        cache_prompts=chosen("cache_prompts"),
+        answer_field=chosen("answer_field"),
+        served_model=options.get("served_model") or "",
+        template_tokens=options.get("template_tokens") or 0,
     )
 
 
@@ -466,7 +564,9 @@ def serve(options: dict[str, Any], environ: dict[str, str], out: Any = sys.stdou
         f"reference vendor ({options['mode']}) listening on http://{host}:{port} "
         f"model={settings.model} declared_context={settings.declared_context} "
         f"kv_pool_tokens={settings.kv_pool_tokens} reject_oversize={settings.reject_oversize} "
-        f"leak_over_pool={settings.leak_over_pool} prefix_cache={settings.prefix_cache}\n"
+        f"leak_over_pool={settings.leak_over_pool} prefix_cache={settings.prefix_cache} "
+        f"cache_prompts={settings.cache_prompts} served_context={settings.context_served} "
+        f"answer_field={settings.answer_field}\n"
     )
     out.flush()
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())

@@ -32,7 +32,7 @@ from .result import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SAMPLES = 25
+DEFAULT_SAMPLES = 40  # the most per design: sequential sampling stops at a verdict
 DEFAULT_PREFIX_TOKENS = 4096
 DEFAULT_BUDGET_TOKENS = 3_000_000
 DEFAULT_RATE_PER_KEY = 2.0
@@ -41,7 +41,9 @@ DEFAULT_TIMEOUT_S = 900
 MIN_DECLARED_CONTEXT = 2048
 MAX_DECLARED_CONTEXT = 100_000_000
 MAX_MODEL_NAME = 200
-CALIBRATION_UNITS = 400
+# Two calibration prompts of different lengths: their difference is the cost of a filler unit,
+# what is left of the short one the chat template's fixed overhead.
+CALIBRATION_UNITS = (100, 500)
 SAME_KEYS_MESSAGE = gettext_noop(
     "The two keys are the same: they must belong to two different test tenants."
 )
@@ -95,7 +97,7 @@ class PlannedCost:
 
 CALIBRATION = "calibration"
 # One small request per key; the canary check sizes its canary blocks with one more.
-CALIBRATION_TOKENS = 1600
+CALIBRATION_TOKENS = 4 * sum(CALIBRATION_UNITS)
 CANARY_CALIBRATION_TOKENS = 1100
 
 
@@ -110,8 +112,11 @@ def planned_cost(
     *, declared_context: int, checks: Sequence[str], samples: int, prefix_tokens: int
 ) -> dict[str, PlannedCost]:
     """What the probe will send, check by check (and its calibration), for a declared context
-    C: oversize 0.9 C + 1.1 C; canary p pairs of 0.5 C + 0.9 C; prefix cache six prefixes
-    per sample. What the vendor is told before authorising, and the progress bar's total."""
+    C: oversize 0.9 C + 1.1 C; canary p pairs of 0.5 C + 0.9 C; prefix cache six prefixes per
+    sample, up to the maximum of samples (sequential sampling usually stops well before). What
+    the vendor is told before authorising, and the progress bar's total. An endpoint that
+    refuses the 0.9 C prompt (it serves less than it declares) gets no 1.1 C prompt but up to
+    BISECTION_REQUESTS prompts each smaller than 0.9 C; the token budget bounds every case."""
     pairs = probe_checks.CANARY_PAIRS
     every = {
         OVERSIZE: PlannedCost(
@@ -312,6 +317,7 @@ def probe_run(config: ProbeConfig, *, on_progress: ProgressCallback | None = Non
             done.append(name)
             report(name)
         tokens_per_unit = context.tokens_per_unit if context else None
+        template_tokens = round(context.template_tokens) if context else None
         report("done")
     return ProbeResult(
         endpoint=config.base_url,
@@ -324,44 +330,60 @@ def probe_run(config: ProbeConfig, *, on_progress: ProgressCallback | None = Non
         finished=_utc_now(),
         tokens_per_filler_unit=round(tokens_per_unit, 4) if tokens_per_unit else None,
         settings=config.settings(),
+        served_model=client.served_model,
+        tokens_measured=client.ledger.estimated_requests == 0,
+        template_tokens=template_tokens,
     )
 
 
 def _calibrate(
     client: ChatClient, config: ProbeConfig
 ) -> tuple[probe_checks.CheckContext | None, str | None]:
-    """One small request per key: is the endpoint there, which keys does it accept, and how
-    many tokens does a filler unit cost (usage.prompt_tokens)?"""
+    """Is the endpoint there, which keys does it accept, and what does a prompt cost? Tenant A
+    sends a short calibration prompt and tenant B a long one (when one key is refused, the
+    other tenant sends both): the difference of their usage.prompt_tokens is the cost of the
+    filler, what remains the chat template's fixed overhead."""
+    short_units, long_units = CALIBRATION_UNITS
     replies: dict[str, Reply] = {}
-    estimate = CALIBRATION_UNITS * 4  # generous: a unit is one short word
+    measured: dict[int, int] = {}  # filler units -> prompt tokens
     try:
-        for label, key in (("A", config.key_a), ("B", config.key_b)):
-            replies[label] = client.complete(
-                key=key,
-                tenant=label,
-                prompt=prompts.calibration_prompt(CALIBRATION_UNITS),
-                estimate_tokens=estimate,
-                max_tokens=1,
+        for label, key, units in (
+            ("A", config.key_a, short_units),
+            ("B", config.key_b, long_units),
+        ):
+            reply = _calibration_request(client, label, key, units)
+            replies[label] = reply
+            if label == "A":
+                _raise_when_no_endpoint(reply, client, config.model)
+            if reply.ok and reply.prompt_tokens:
+                measured[units] = reply.prompt_tokens
+        if all(reply.key_refused for reply in replies.values()):
+            raise ProbeUnreachable(
+                "the endpoint refuses both keys "
+                f"(A: {replies['A'].describe()}, B: {replies['B'].describe()})"
             )
-            if replies[label].status is None:
-                raise ProbeUnreachable(
-                    f"the endpoint cannot be reached: {replies[label].describe()}"
-                )
+        for label, key in (("A", config.key_a), ("B", config.key_b)):
+            missing = [units for units in CALIBRATION_UNITS if units not in measured]
+            if len(missing) == 1 and replies[label].ok:
+                reply = _calibration_request(client, label, key, missing[0])
+                if reply.ok and reply.prompt_tokens:
+                    measured[missing[0]] = reply.prompt_tokens
     except (BudgetExceeded, TimeLimitReached) as stop:
         return None, f"calibration not possible: {stop}"
-    if all(reply.key_refused for reply in replies.values()):
-        raise ProbeUnreachable(
-            "the endpoint refuses both keys "
-            f"(A: {replies['A'].describe()}, B: {replies['B'].describe()})"
-        )
-    measured = [r.prompt_tokens for r in replies.values() if r.ok and r.prompt_tokens]
     if not measured:
         problems = ", ".join(f"{label}: {r.describe()}" for label, r in replies.items())
         return None, (
             "calibration failed: no answer with usage.prompt_tokens, which the probe needs to "
             f"size its prompts ({problems})"
         )
-    tokens_per_unit = max(measured) / CALIBRATION_UNITS
+    if len(measured) == 2 and measured[long_units] > measured[short_units]:
+        tokens_per_unit = (measured[long_units] - measured[short_units]) / (
+            long_units - short_units
+        )
+        template_tokens = max(0.0, measured[short_units] - short_units * tokens_per_unit)
+    else:  # one point: all of it counts as filler (sizes come out a little short)
+        units, tokens = max(measured.items())
+        tokens_per_unit, template_tokens = tokens / units, 0.0
     tenants = {
         label: probe_checks.Tenant(label, key) if not replies[label].key_refused else None
         for label, key in (("A", config.key_a), ("B", config.key_b))
@@ -371,11 +393,36 @@ def _calibrate(
             client=client,
             declared_context=config.declared_context,
             tokens_per_unit=tokens_per_unit,
+            template_tokens=template_tokens,
             tenant_a=tenants["A"],
             tenant_b=tenants["B"],
+            largest_accepted=max(measured.values()),
         ),
         None,
     )
+
+
+def _calibration_request(client: ChatClient, label: str, key: ApiKey, units: int) -> Reply:
+    return client.complete(
+        key=key,
+        tenant=label,
+        prompt=prompts.calibration_prompt(units),
+        estimate_tokens=units * 4 + 64,  # generous: a unit is one short word
+        max_tokens=1,
+    )
+
+
+def _raise_when_no_endpoint(reply: Reply, client: ChatClient, model: str) -> None:
+    """The first request tells whether anything answers chat completions at the URL."""
+    if reply.status is None:
+        raise ProbeUnreachable(f"the endpoint cannot be reached: {reply.describe()}")
+    if reply.status == 404:
+        if reply.error_code and "model" in reply.error_code:
+            raise ProbeUnreachable(
+                f"the endpoint at {client.url} does not serve the model {model!r} "
+                f"({reply.describe()})"
+            )
+        raise ProbeUnreachable(f"no chat completions endpoint at {client.url} (check the base URL)")
 
 
 def _run_check(name: str, context: probe_checks.CheckContext, config: ProbeConfig) -> CheckResult:

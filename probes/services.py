@@ -28,8 +28,11 @@ from assessments.audit import audit_record
 from assessments.models import Assessment, AssessmentStatus, Channel, EvidenceFile, VendorLink
 from assessments.services.answers import probe_consented
 from assessments.services.evidence import evidence_add
+from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
 from questionnaires.validation import visibility_for
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from .endpoint import ApiKey, ProbeInputError, endpoint_validate
 from .keystore import KeyUnreadable, key_decrypt, key_encrypt
@@ -431,6 +434,20 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "requests_sent": result.requests_sent,
                 "evidence": run.evidence_id,
             },
+        )
+        webhooks_emit(
+            [
+                assessment_event(
+                    run.assessment,
+                    WebhookEvent.PROBE_FINISHED,
+                    f"probe.finished:{run.pk}",
+                    probe_run={
+                        "id": run.pk,
+                        "results": result_outcomes(document),
+                        "tokens_spent": result.tokens_spent,
+                    },
+                )
+            ]
         )
     return run
 

@@ -12,9 +12,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.api import OrganizationAPIView, error_responses
+from core.api.base import error_responses
 
 from .models import QuestionnaireVersion
 from .serializers import QuestionnaireSerializer

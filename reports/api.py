@@ -17,15 +17,15 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from config.api import (
+from core.api.base import (
     MAX_ID,
     FirstRendererNegotiation,
     InputSerializer,
-    OrganizationAPIView,
     error_responses,
     invalid_input,
 )

@@ -26,8 +26,12 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
+from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
 from core.queueing import publish_on_commit
+from outbox.links import site_url
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from .context import report_context
 from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus
@@ -209,6 +213,23 @@ def report_render(*, report_id: int) -> Report | None:
                     "pages": rendered.pages,
                     "size": len(rendered.pdf),
                 },
+            )
+            webhooks_emit(
+                [
+                    assessment_event(
+                        report.assessment,
+                        WebhookEvent.REPORT_READY,
+                        f"report.ready:{report.pk}",
+                        report={
+                            "id": report.pk,
+                            "number": report.number,
+                            "language": report.language,
+                            "sha256": digest,
+                            "pages": rendered.pages,
+                            "url": site_url("reports:download", report.pk),
+                        },
+                    )
+                ]
             )
     except BaseException:
         storage.delete(name)

@@ -19,6 +19,8 @@ export SITE_URL=${SITE_URL:-http://${url_host}:${PORT}}
 export ALLOWED_HOSTS=${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1],${url_host}}
 # Plain HTTP on this machine: cookies must not require HTTPS here (they do in production).
 export SECURE_COOKIES=${SECURE_COOKIES:-false}
+# Webhooks to a receiver on this machine (docs/webhooks.md), as the demo shows them.
+export WEBHOOK_ALLOWED_NETWORKS=${WEBHOOK_ALLOWED_NETWORKS:-127.0.0.0/8}
 mkdir -p var
 
 # A secret key of this checkout's own (never the development key), kept under var/.

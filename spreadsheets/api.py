@@ -18,10 +18,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import exceptions
 from rest_framework.request import Request
 
+from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors
-from config.api import FirstRendererNegotiation, OrganizationAPIView, error_responses
+from core.api.base import FirstRendererNegotiation, error_responses
 
 from . import exports
 from .layout import CONTENT_TYPE as XLSX_CONTENT_TYPE

@@ -32,6 +32,8 @@ from assessments.services.evidence import evidence_add
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
+from notifications.models import Notification
+from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
@@ -39,6 +41,7 @@ from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
 from tests.probes.vendor import closed_loopback_port
+from webhooks.services import endpoint_create
 
 PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
 ACME_ROLES = ("owner", "assessor", "reviewer", "viewer")
@@ -156,6 +159,16 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # notifications: every member's own
+    "notifications:list": R(acme_object=False),
+    "notifications:read_all": R("POST", acme_object=False),
+    "notifications:settings": R(acme_object=False),
+    "notifications:open": R(roles=("assessor",), hidden_from=("owner", "reviewer", "viewer")),
+    # webhooks: the owner's
+    "webhooks:endpoints": R(roles=("owner",), acme_object=False),
+    "webhooks:endpoint": R(roles=("owner",)),
+    "webhooks:endpoint_test": R("POST", roles=("owner",)),
+    "webhooks:endpoint_remove": R("POST", roles=("owner",)),
     "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
     "api:rescore-batch-detail": R(kind="api"),
     "api:rescore-batch-changes": R(kind="api"),
@@ -343,7 +356,26 @@ def world(django_db_setup, django_db_blocker, world_media):
             assessment_ids=[acme_assessment.pk],
             channel=Channel.WEB,
         )
+        # A webhook endpoint of Acme (at a closed loopback port: a test event fails at once).
+        with override_settings(WEBHOOK_ALLOWED_NETWORKS=["127.0.0.0/8"]):
+            webhook, _secret = endpoint_create(
+                organization=acme,
+                actor=personas.alice,
+                url=f"http://127.0.0.1:{closed_loopback_port()}/hook",
+                events=["assessment.scored"],
+            )
+        # A notification of Ava's (the others, and the outsider, cannot open it).
+        notify(
+            organization=acme,
+            event="submitted",
+            key="submitted:matrix",
+            recipients=[personas.ava],
+            words={"vendor": "Inferno AI"},
+            path=f"/assessments/{acme_assessment.pk}/",
+        )
         kwargs = {
+            "notification_id": Notification.objects.get(recipient=personas.ava).pk,
+            "endpoint_id": webhook.pk,
             "batch_id": batch.pk,
             "assessment_id": acme_assessment.pk,
             "probe_run_id": probe_run.pk,

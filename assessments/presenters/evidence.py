@@ -129,6 +129,12 @@ class EvidenceQuestionView:
     context: str
     files: tuple[EvidenceFileView, ...]
 
+    @property
+    def has_startup_logs(self) -> bool:
+        """Whether the smallest pool and largest context over the logs mean anything here (a
+        probe result or a config.json has neither)."""
+        return any(file.kind == "startup_log" for file in self.files)
+
 
 def evidence_views(
     snapshot: Mapping[str, Any], spec: QuestionnaireSpec, language: str

@@ -30,12 +30,15 @@ from .formats import EMPTY, format_datetime, format_number, format_tokens
 
 OVERSIZE, CANARY, PREFIX_CACHE = "oversize", "canary", "prefix_cache"
 CHECK_ORDER = (OVERSIZE, CANARY, PREFIX_CACHE)
-# Outcomes that mean the endpoint failed the check (the incident's behaviours).
-FAILED_OUTCOMES = {"accepted", "leak", "shared"}
+# Outcomes that mean the endpoint failed the check (the incident's behaviours; `overclaimed`:
+# it serves less context than the vendor declared, the incident's advertised-versus-served gap).
+FAILED_OUTCOMES = {"accepted", "overclaimed", "leak", "shared"}
 PASSED_OUTCOMES = {"rejected", "clean", "isolated"}
 HIT_COLOUR = "#8F1D21"
 MISS_COLOUR = "#5B6472"
 CONTROL_HIT_COLOUR = "#0B5CAD"
+# The significance level of the probe's tests (probe-v2.md): what "measurably" means below.
+ALPHA = 0.01
 # The checks' names as people read them (the probe's own names are codes: oversize, …).
 CHECK_TITLES = {
     OVERSIZE: gettext_lazy("Oversized prompts"),
@@ -60,6 +63,7 @@ class CanaryHitView:
     response: str  # "B#2": tenant B's answer in pair 2
     owner: str  # the tenant whose prompt carried the canary
     offset: str
+    field: str  # the response field it came in ("content", "reasoning_content"), or ""
     canary: str
     before: str  # the response's text before the canary (vendor text: escaped when shown)
     after: str
@@ -72,6 +76,7 @@ class ProbeCheckView:
     result: str  # the outcome code ruleset v2 reads as probe.<name>
     result_label: str
     status: str  # "failed" | "passed" | "undecided": how the page colours it
+    summary: str  # the outcome in one short sentence, for the findings page's summary
     meaning: str  # what the outcome means, in a sentence
     reason: Sentence | None  # why it is inconclusive (the probe's words)
     figures: tuple[Figure, ...]
@@ -91,6 +96,8 @@ class ProbeCostRow:
 class ProbeView:
     endpoint: str
     model: str
+    served_model: str  # the model the endpoint named in its answers ("" when it named none)
+    model_mismatch: bool  # the endpoint answered as another model than the one asked for
     declared_context: str
     started: str
     finished: str
@@ -110,8 +117,9 @@ def probe_view(document: Mapping[str, Any], language: str, *, source_name: str =
     """The probe result `document` (the JSON of `manage.py probe`) in `language`."""
     with translation.override(language):
         checks_data = document.get("checks") or {}
+        declared = format_tokens(_int(document.get("declared_context")), language)
         checks = tuple(
-            _check_view(name, checks_data[name], language)
+            _check_view(name, checks_data[name], language, declared=declared)
             for name in CHECK_ORDER
             if isinstance(checks_data.get(name), Mapping)
         )
@@ -123,14 +131,18 @@ def probe_view(document: Mapping[str, Any], language: str, *, source_name: str =
             )
             for check in checks
         )
+        model = str(document.get("model") or "")
+        served_model = str(document.get("served_model") or "")
         return ProbeView(
             endpoint=endpoint_without_credentials(str(document.get("endpoint") or "")),
-            model=str(document.get("model") or ""),
-            declared_context=format_tokens(_int(document.get("declared_context")), language),
+            model=model,
+            served_model=served_model,
+            model_mismatch=bool(served_model) and served_model != model,
+            declared_context=declared,
             started=_timestamp(document.get("started"), language),
             finished=_timestamp(document.get("finished"), language),
             requests_sent=_count(document.get("requests_sent")),
-            tokens_spent=_count(document.get("tokens_spent")),
+            tokens_spent=_tokens_spent(document),
             checks=checks,
             costs=costs,
             how_to_read=_how_to_read(),
@@ -182,7 +194,9 @@ def endpoint_without_credentials(url: str) -> str:
 # -- each check ----------------------------------------------------------------------------
 
 
-def _check_view(name: str, data: Mapping[str, Any], language: str) -> ProbeCheckView:
+def _check_view(
+    name: str, data: Mapping[str, Any], language: str, *, declared: str
+) -> ProbeCheckView:
     result = str(data.get("result") or "")
     reason = data.get("reason")
     common = {
@@ -194,6 +208,7 @@ def _check_view(name: str, data: Mapping[str, Any], language: str) -> ProbeCheck
         if result in FAILED_OUTCOMES
         else ("passed" if result in PASSED_OUTCOMES else "undecided"),
         "meaning": _meaning(name, result, data),
+        "summary": _summary(name, result, data, language, declared),
         "reason": Sentence(str(reason), verbatim=True) if reason else None,
     }
     if name == OVERSIZE:
@@ -221,6 +236,11 @@ def _meaning(name: str, result: str, data: Mapping[str, Any]) -> str:
             "The endpoint refused the prompt longer than its declared context with a client "
             "error, as it should."
         ),
+        (OVERSIZE, "overclaimed"): _(
+            "The endpoint refused a prompt of about 90 %% of the context the vendor declared, "
+            "because it was too long: it serves less context than the vendor claims, the "
+            "incident's gap between advertised and served context."
+        ),
         (CANARY, "leak"): _(
             "Text that one test tenant sent came back in the other tenant's answer: a "
             "cross-tenant leak, the incident's failure."
@@ -236,8 +256,10 @@ def _meaning(name: str, result: str, data: Mapping[str, Any]) -> str:
             "can learn what another sent by timing alone."
         ),
         (PREFIX_CACHE, "isolated"): _(
-            "The endpoint caches prefixes within a tenant (the same-tenant control is "
-            "significant) but not across tenants: the result a buyer wants."
+            "The endpoint caches prefixes within a tenant (the same-tenant control is clearly "
+            "significant), tenant B's repeats were slower than tenant A's own, and tenant B was "
+            "not faster after tenant A had sent the same text: evidence that the cache is kept "
+            "to one tenant, the result a buyer wants."
         ),
         (PREFIX_CACHE, "no_cache_seen"): _(
             "Neither the cross-tenant test nor the same-tenant control showed a cache, so the "
@@ -245,6 +267,37 @@ def _meaning(name: str, result: str, data: Mapping[str, Any]) -> str:
         ),
     }
     return meanings.get((name, result), _("The check could not decide; the reason is given below."))
+
+
+def _summary(name: str, result: str, data: Mapping[str, Any], language: str, declared: str) -> str:
+    """The outcome in one sentence, with the figure that decides it."""
+    if name == OVERSIZE and result == "overclaimed":
+        return _("Serves %(served)s of the %(declared)s declared.") % {
+            "served": format_tokens(_int(data.get("served_context")), language),
+            "declared": declared,
+        }
+    if name == OVERSIZE and result in ("accepted", "rejected"):
+        above = data.get("above") if isinstance(data.get("above"), Mapping) else {}
+        status = above.get("status")
+        if result == "accepted":
+            return _("A prompt over the declared context got HTTP %(status)s.") % {
+                "status": status if isinstance(status, int) else "2xx"
+            }
+        return _("A prompt over the declared context was refused.")
+    if name == CANARY and result in ("leak", "clean"):
+        hits = len(data.get("hits") or ())
+        if result == "leak":
+            return _("Canaries of the other tenant that came back: %(hits)s.") % {
+                "hits": _count(hits)
+            }
+        return _("No canary crossed over %(pairs)s request pairs.") % {
+            "pairs": _count(data.get("pairs"))
+        }
+    if name == PREFIX_CACHE and result in ("shared", "isolated", "no_cache_seen"):
+        return _("Decided after %(samples)s samples per design.") % {
+            "samples": _count(data.get("samples"))
+        }
+    return _("Not decided: see why below.")
 
 
 def _oversize_figures(data: Mapping[str, Any], language: str) -> tuple[Figure, ...]:
@@ -257,6 +310,12 @@ def _oversize_figures(data: Mapping[str, Any], language: str) -> tuple[Figure, .
         tokens = format_tokens(_int(prompt.get("prompt_tokens")), language)
         if prompt.get("measured") is False:
             tokens = _("%(tokens)s (the probe's estimate)") % {"tokens": tokens}
+        percent = prompt.get("percent_of_declared")
+        if _is_number(percent):
+            tokens = _("%(tokens)s (%(percent)s %% of the declared context)") % {
+                "tokens": tokens,
+                "percent": f"{percent:.1f}",
+            }
         status = prompt.get("status")
         status_text = (
             _("HTTP %(status)s") % {"status": status}
@@ -264,6 +323,26 @@ def _oversize_figures(data: Mapping[str, Any], language: str) -> tuple[Figure, .
             else _("no status (the request failed)")
         )
         figures.append(Figure(label=label, value=f"{tokens} · {status_text}"))
+    served = _int(data.get("served_context"))
+    if served is not None:
+        figures.append(
+            Figure(
+                _("Largest prompt the endpoint accepted (served context)"),
+                format_tokens(served, language),
+            )
+        )
+    stated = _int(data.get("limit_stated"))
+    if data.get("result") == "overclaimed" or stated is not None:
+        figures.append(
+            Figure(
+                _("Limit stated in the endpoint's refusal"),
+                format_tokens(stated, language) if stated is not None else _("none stated"),
+            )
+        )
+    if _int(data.get("bisection_requests")):
+        figures.append(
+            Figure(_("Requests to find the served context"), _count(data.get("bisection_requests")))
+        )
     return tuple(figures)
 
 
@@ -299,6 +378,7 @@ def _canary_hits(hits: Any) -> tuple[CanaryHitView, ...]:
                 response=str(hit.get("response") or ""),
                 owner=str(hit.get("owner") or ""),
                 offset=_count(hit.get("offset")),
+                field=str(hit.get("field") or ""),
                 canary=canary,
                 before=before,
                 after=after,
@@ -310,27 +390,68 @@ def _canary_hits(hits: Any) -> tuple[CanaryHitView, ...]:
 def _prefix_cache_figures(data: Mapping[str, Any], language: str) -> tuple[Figure, ...]:
     cross = data.get("median_ttft_ms") or {}
     same = data.get("median_ttft_ms_same_tenant") or {}
-    figures = [
-        Figure(_("Samples (n)"), _count(data.get("samples"))),
-        Figure(_("p-value across tenants (A then B)"), _p_value(data.get("p_cross_tenant"))),
-        Figure(
-            _("p-value within a tenant (A then A, the control)"),
-            _p_value(data.get("p_same_tenant")),
+    samples = _count(data.get("samples"))
+    if _int(data.get("max_samples")):
+        samples = _("%(used)s of at most %(maximum)s per design") % {
+            "used": samples,
+            "maximum": _count(data.get("max_samples")),
+        }
+    figures = [Figure(_("Samples (n)"), samples)]
+    # The three one-sided tests (probe-v2.md), each said as what was, or was not, measured.
+    for key, label, measured, not_measured in (
+        (
+            "p_cross_tenant",
+            _("Across tenants (A sends first, B measures)"),
+            _("B's requests were faster when A had sent the same text first"),
+            _("B's requests were not measurably faster when A had sent the same text first"),
         ),
+        (
+            "p_same_tenant",
+            _("Within a tenant (A sends first, A measures: the control)"),
+            _("A's requests were faster when A had sent the same text first"),
+            _("A's requests were not measurably faster when A had sent the same text first"),
+        ),
+        (
+            "p_cross_slower_than_same",
+            _("Across against within a tenant"),
+            _("B's repeats were slower than A's own repeats"),
+            _("B's repeats were not measurably slower than A's own repeats"),
+        ),
+    ):
+        # The third test is the second edition's: a first-edition result has no row for it.
+        if key in data or key != "p_cross_slower_than_same":
+            figures.append(Figure(label, _in_words(data.get(key), measured, not_measured)))
+    figures.append(
         Figure(
             _("Median time to first token across tenants, hit vs miss"),
             _hit_vs_miss(cross),
-        ),
-    ]
+        )
+    )
     if same:
         figures.append(
             Figure(_("Median time to first token within a tenant, hit vs miss"), _hit_vs_miss(same))
         )
+    ratios = data.get("median_hit_miss_ratio")
+    if isinstance(ratios, Mapping):
+        for key, label in (
+            ("cross_tenant", _("Median hit/miss time ratio across tenants")),
+            ("same_tenant", _("Median hit/miss time ratio within a tenant")),
+        ):
+            if _is_number(ratios.get(key)):
+                figures.append(Figure(label, f"{ratios[key]:.2f}"))
     if data.get("prefix_tokens"):
         figures.append(
             Figure(_("Prefix length"), format_tokens(_int(data.get("prefix_tokens")), language))
         )
     return tuple(figures)
+
+
+def _in_words(p_value: Any, measured: str, not_measured: str) -> str:
+    """A one-sided test's p-value as a sentence: what was, or was not, measured (at α)."""
+    if not _is_number(p_value):
+        return EMPTY
+    sentence = measured if p_value < ALPHA else not_measured
+    return _("%(sentence)s: %(p)s") % {"sentence": sentence, "p": _p_value(p_value)}
 
 
 def _ttft_chart(data: Mapping[str, Any]) -> BarChart | None:
@@ -378,23 +499,30 @@ def _how_to_read() -> tuple[str, ...]:
         _(
             "Oversized prompts: a prompt of about %(above)s of the declared context must be "
             "refused with a client error (4xx). A success status (2xx) is the incident's "
-            "failure."
+            "failure. When even a prompt of about %(below)s is refused as too long, the endpoint "
+            "serves less than the vendor declared: the probe then finds the largest prompt it "
+            "accepts (the served context)."
         )
-        % {"above": "110 %"},
+        % {"above": "110 %", "below": "90 %"},
         _(
             "Cross-tenant echo: tenant A's prompts carry random canaries; tenant B asks for "
             "“the document above” with prompts of about %(share)s of the context. A canary of "
-            "one tenant in the other's answer is a leak; the excerpt shows the answer around it."
+            "one tenant in the other's answer is a leak; the excerpt shows the answer around it. "
+            "Every text field of the answers is read, the model's reasoning included."
         )
         % {"share": "90 %"},
         _(
-            "Cross-tenant prefix cache: a one-sided Mann–Whitney U test of times to first "
-            "token. A p-value below 0.01 across tenants means the cache is shared; the "
-            "same-tenant control shows whether the endpoint caches at all."
+            "Cross-tenant prefix cache: for each sample, the measuring tenant first sends a fresh "
+            "text, then the other tenant (or the same one, as a control) sends a new text, and "
+            "the measuring tenant sends that text again at once. Three one-sided Mann–Whitney U "
+            "tests compare the times to first token: is B faster after A (shared), is A faster "
+            "after A (the endpoint caches at all), and is B slower than A after A. The cache is "
+            "called isolated only when the control shows a cache, B is slower than A, and B is "
+            "not faster at all; samples are added five at a time until the evidence decides."
         ),
         _(
-            "An inconclusive check decided nothing (budget, time limit, errors): it is neither a "
-            "pass nor a failure. Ruleset v2 reads each check's outcome as probe.<check>."
+            "An inconclusive check decided nothing (budget, time limit, errors, or not enough "
+            "evidence either way): it is neither a pass nor a failure."
         ),
     )
 
@@ -404,6 +532,18 @@ def _how_to_read() -> tuple[str, ...]:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _tokens_spent(document: Mapping[str, Any]) -> str:
+    """Tokens spent, marked as the probe's estimate where the endpoint did not count them."""
+    spent = _count(document.get("tokens_spent"))
+    if document.get("tokens_measured") is False:
+        return _("%(tokens)s (partly the probe's estimate)") % {"tokens": spent}
+    return spent
 
 
 def _count(value: Any) -> str:

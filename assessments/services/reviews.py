@@ -15,6 +15,8 @@ from accounts.tenancy import OrgContext
 from core.db import lock_row
 from core.errors import ConflictError, ServiceError
 from core.text import text_fields_errors
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from ..audit import audit_record
 from ..models import (
@@ -27,6 +29,8 @@ from ..models import (
 from ..selectors import critical_findings_for
 from .answers import vendor_question_codes
 from .guards import require_member, transition
+from .notices import notify_signed_off
+from .webhook_events import assessment_event
 
 APPROVALS = (ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS)
 
@@ -177,6 +181,19 @@ def review_record(
         detail={"conditions": review.conditions, "reopened": reopen}
         | ({"acknowledged_findings": acknowledged} if acknowledged else {}),
     )
+    notify_signed_off(review=review)
+    if decision != ReviewDecision.CHANGES_REQUESTED:  # a request for changes decides nothing
+        decided = {"decision": decision, "conditions": review.conditions or None}
+        webhooks_emit(
+            [
+                assessment_event(
+                    assessment,
+                    WebhookEvent.ASSESSMENT_SIGNED_OFF,
+                    f"signed_off:review:{review.pk}",
+                    review=decided,
+                )
+            ]
+        )
     return review
 
 

@@ -17,15 +17,20 @@ from core.queueing import publish_on_commit
 from questionnaires.spec import version_key
 from questionnaires.validation import missing_required
 from scoring.models import Ruleset
+from webhooks.events import WebhookEvent
+from webhooks.services import webhooks_emit
 
 from ..audit import audit_record
 from ..models import (
     Assessment,
+    AssessmentStatus,
     ScoringRun,
     VendorLink,
 )
 from .answers import answer_values
 from .guards import require_member, transition
+from .notices import notify_submitted
+from .webhook_events import assessment_event
 
 
 @transaction.atomic
@@ -47,6 +52,7 @@ def assessment_submit(
     )
     if missing:
         raise ServiceError({code: [_("This question is required.")] for code in missing})
+    answering_changes = assessment.status == AssessmentStatus.CHANGES_REQUESTED
     transition(assessment, "submit")
     assessment.submitted_at = timezone.now()
     assessment.save(update_fields=["status", "submitted_at", "updated_at"])
@@ -59,7 +65,14 @@ def assessment_submit(
         vendor_link=vendor_link,
         channel=channel,
     )
-    return _queue_run(assessment, requested_by=actor)
+    run = _queue_run(assessment, requested_by=actor)
+    notify_submitted(
+        assessment=assessment, run=run, submitter=actor, answering_changes=answering_changes
+    )
+    webhooks_emit(
+        [assessment_event(assessment, WebhookEvent.ASSESSMENT_SUBMITTED, f"submitted:run:{run.pk}")]
+    )
+    return run
 
 
 @transaction.atomic

@@ -13,7 +13,7 @@ from django.utils import translation
 
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from config.pagination import CountedPaginator
+from core.pagination import CountedPaginator
 
 from .. import selectors
 from ..models import CLOSED_STATUSES, OPEN_STATUSES, Assessment, AssessmentStatus  # noqa: F401

@@ -237,6 +237,7 @@ _PHRASES: dict[str, str] = {
 _PROBE_OUTCOMES = {
     "accepted": gettext_noop("accepted"),
     "rejected": gettext_noop("rejected"),
+    "overclaimed": gettext_noop("over-claimed"),
     "inconclusive": gettext_noop("inconclusive"),
     "leak": gettext_noop("leak"),
     "clean": gettext_noop("clean"),

@@ -18,7 +18,7 @@ class WhoAmI(APIView):
 
     def get_exception_handler(self):
         # Pinned to DRF's own handler: these tests are about authentication, not about
-        # the project's error format (config/api.py, owned elsewhere).
+        # the project's error format (core/api/base.py, owned elsewhere).
         return exception_handler
 
     def get(self, request: Request) -> Response:

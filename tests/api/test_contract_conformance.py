@@ -54,7 +54,7 @@ def _documented_statuses(client, path, method):
 def test_a_json_body_over_the_size_limit_is_the_413_the_schema_documents(
     personas, token_client, settings
 ):
-    """The schema (and the README) document 413 "The body is over the size limits" on every
+    """The schema (and docs/api.md) document 413 "The body is over the size limits" on every
     operation with a body; the API answered such a body with a 400 instead."""
     client = token_client(personas.ava, personas.acme)
     assert "413" in _documented_statuses(client, "/api/v1/vendors/", "post")

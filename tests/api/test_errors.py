@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from assessments.lifecycle import IllegalTransition
 from assessments.models import Assessment, Vendor
-from config.api import exception_handler
+from core.api.base import exception_handler
 from core.errors import ConflictError, ServiceError
 from questionnaires.validation import AnswerValidationError
 

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
+from accounts.api import OrganizationAPIView
 from accounts.models import User
 from accounts.roles import Capability
 from accounts.services import membership_add
@@ -22,7 +23,6 @@ from assessments.models import (
     Vendor,
 )
 from assessments.services.answers import assessment_create
-from config.api import OrganizationAPIView
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 

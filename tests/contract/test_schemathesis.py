@@ -2,7 +2,7 @@
 check, against /api/schema/ on a live gunicorn with its own database, Redis database and media.
 
 Seeded and bounded (SCHEMATHESIS_MAX_EXAMPLES, default 12) so that it runs in a few minutes;
-the README documents the longer run. Tasks the API queues land in a Redis database of their own
+docs/api.md documents the longer run. Tasks the API queues land in a Redis database of their own
 that no worker reads (the run tests the API, not the worker), emptied afterwards.
 """
 

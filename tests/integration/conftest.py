@@ -174,6 +174,9 @@ def worker_environment(
         "CELERY_QUEUE": queue,
         # The sweeper runs only where a test starts Celery beat; then it is quick to act.
         "SWEEPER_QUEUED_AFTER": "3",
+        # Webhooks go to the tests' receivers on loopback, and are retried within a second.
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "WEBHOOK_RETRY_SECONDS": "1",
         "PYTHONUNBUFFERED": "1",
         **extra,
     }

@@ -175,6 +175,6 @@ def test_a_sender_whose_claim_lapsed_does_not_undo_the_one_that_sent(personas, m
 
 
 def test_the_mail_server_is_given_a_time_limit_shorter_than_a_claim(settings):
-    from outbox.services import CLAIM_TIMEOUT
+    from core.attempts import CLAIM_TIMEOUT
 
     assert 0 < settings.EMAIL_TIMEOUT < CLAIM_TIMEOUT.total_seconds()

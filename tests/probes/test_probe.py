@@ -25,7 +25,7 @@ KEY_B = f"sk-tenant-b-{secrets.token_hex(16)}"
 
 def config(base_url: str, **options):
     options = {
-        "samples": 6,
+        "samples": 10,
         "prefix_tokens": 1024,
         "rate_per_key": 50,
         "key_a": ApiKey(KEY_A),
@@ -222,3 +222,104 @@ def test_only_https_outside_loopback_unless_the_operator_allows_it(url, allow_ht
         with pytest.raises(ProbeInputError) as refused:
             endpoint_validate(url, allow_http=allow_http)
         assert list(refused.value.errors) == ["base_url"]
+
+
+def test_refused_requests_cost_nothing_and_every_token_is_counted(tmp_path):
+    # The vendor knows tenant A's key only: B's requests are refused (401) and cost nothing.
+    with reference_vendor(
+        tmp_path, "remediated", "--keys-env", "VENDOR_KEYS", env={"VENDOR_KEYS": KEY_A}
+    ) as vendor:
+        result = probe_run(config(vendor.base_url, checks=("oversize", "prefix_cache")))
+        received = vendor.requests()
+
+    refused = [entry for entry in received if entry["status"] == 401]
+    assert len(refused) == 1  # B's calibration; the prefix-cache check then needs both
+    assert result.checks["prefix_cache"].result == "inconclusive"
+    assert result.tokens_measured is True
+    # Exactly what the vendor counted for the prompts it processed (the 400 included: its
+    # refusal states the count), nothing for the refused one.
+    assert result.tokens_spent == sum(entry.get("prompt_tokens", 0) for entry in received)
+    assert result.requests_sent == len(received)
+
+
+@pytest.mark.parametrize("template_tokens", [0, 600])
+def test_prompts_land_within_3_percent_of_their_targets(tmp_path, template_tokens):
+    """Two calibration prompts separate a chat template's fixed tokens from the per-word cost:
+    even with 600 tokens of framing on every prompt the sizes hit their targets."""
+    with reference_vendor(
+        tmp_path, "launch-day", "--template-tokens", str(template_tokens)
+    ) as vendor:
+        result = probe_run(
+            config(vendor.base_url, checks=("oversize", "prefix_cache"), prefix_tokens=2048)
+        )
+        received = vendor.requests()
+
+    oversize = result.checks["oversize"]
+    assert oversize.below is not None and oversize.above is not None
+    assert oversize.below.measured and oversize.above.measured
+    for outcome, share in ((oversize.below, 0.9), (oversize.above, 1.1)):
+        assert outcome.target_tokens == round(share * DECLARED_CONTEXT)
+        assert abs(outcome.prompt_tokens - outcome.target_tokens) <= 0.03 * outcome.target_tokens
+        assert outcome.percent_of_declared == pytest.approx(
+            100 * outcome.prompt_tokens / DECLARED_CONTEXT, abs=0.05
+        )
+    streamed = [entry["prompt_tokens"] for entry in received if entry["stream"]]
+    assert streamed and all(abs(size - 2048) <= 0.03 * 2048 for size in streamed)
+    assert abs(result.checks["prefix_cache"].prefix_tokens - 2048) <= 0.03 * 2048
+    assert result.template_tokens is not None
+    assert abs(result.template_tokens - template_tokens) <= 20
+
+
+def test_the_served_model_is_recorded_beside_the_requested_one(tmp_path):
+    with reference_vendor(tmp_path, "remediated", "--served-model", "glm-5.3-int4") as vendor:
+        result = probe_run(config(vendor.base_url, checks=("oversize",)))
+
+    assert (result.model, result.served_model) == (MODEL, "glm-5.3-int4")
+    assert result.to_dict()["served_model"] == "glm-5.3-int4"
+
+
+class _Silent(BaseHTTPRequestHandler):
+    """Answers the calibration, then never answers again."""
+
+    answered = 0
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if type(self).answered >= 2:
+            time.sleep(5)
+            return
+        type(self).answered += 1
+        body = json.dumps(
+            {
+                "model": MODEL,
+                "choices": [{"message": {"content": "ok"}}],
+                "usage": {"prompt_tokens": 150 if type(self).answered == 1 else 550},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_timeout_names_the_url_and_its_tokens_are_an_estimate():
+    handler = type("Handler", (_Silent,), {"answered": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        result = probe_run(config(base_url + "/v1", checks=("oversize",), timeout_s=2))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    oversize = result.checks["oversize"]
+    assert oversize.result == "inconclusive"
+    assert f"timed out waiting for {base_url}/v1/chat/completions" in oversize.reason
+    assert result.endpoint == base_url
+    assert result.tokens_measured is False  # the unanswered prompt counts at its estimate

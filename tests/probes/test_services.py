@@ -193,7 +193,7 @@ def test_a_run_against_the_remediated_vendor_stores_the_result_and_destroys_the_
                 assessment=assessment,
                 actor=personas.ava,
                 channel=Channel.API,
-                samples=6,
+                samples=40,
                 prefix_tokens=1024,
             )
         received = vendor.requests()
@@ -202,12 +202,13 @@ def test_a_run_against_the_remediated_vendor_stores_the_result_and_destroys_the_
     assert run.status == ProbeRunStatus.DONE, run.error
     assert run.outcomes == {"oversize": "rejected", "canary": "clean", "prefix_cache": "isolated"}
     assert run.result["declared_context"] == DECLARED_CONTEXT
-    # Spent: what the vendor counted for each answered prompt, plus the probe's own estimate for
-    # the rejected one (a rejected prompt may still be billed, so it counts).
+    # Spent: what the vendor counted for each prompt, the rejected one included (its refusal
+    # states the count; a rejected prompt may still be billed, so it counts).
     above = run.result["checks"]["oversize"]["above"]
-    assert above["status"] == 400 and above["measured"] is False
-    answered = sum(entry["prompt_tokens"] for entry in received if entry["status"] == 200)
-    assert run.tokens_spent == run.result["tokens_spent"] == answered + above["prompt_tokens"]
+    assert above["status"] == 400 and above["measured"] is True
+    counted = sum(entry["prompt_tokens"] for entry in received)
+    assert run.tokens_spent == run.result["tokens_spent"] == counted
+    assert run.result["tokens_measured"] is True
     assert run.requests_sent == len(received)
     assert run.progress["percent"] == 100 and run.progress["check"] == "done"
     assert run.first_request_at is not None and run.finished_at is not None

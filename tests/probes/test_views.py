@@ -205,16 +205,29 @@ def test_a_finished_probe_is_attached_as_evidence_and_scored_again(
     findings = client.get(reverse("assessments:findings", args=[assessment.pk])).content.decode()
     result = run.result
     above = result["checks"]["oversize"]["above"]
-    assert f"{above['prompt_tokens']:,} tokens · HTTP {above['status']}" in findings
+    assert (
+        f"{above['prompt_tokens']:,} tokens ({above['percent_of_declared']:.1f} % of the "
+        f"declared context) · HTTP {above['status']}"
+    ) in findings
     hit = result["checks"]["canary"]["hits"][0]
     assert f"<mark>{hit['canary']}</mark>" in findings
     assert f"{result['tokens_spent']:,}" in findings
-    assert "p-value across tenants" in findings and "<svg" in findings
+    assert "Across tenants (A sends first, B measures)" in findings and "<svg" in findings
+
+    # The verdict and the findings come first; the probe's detail waits behind a summary.
+    first_finding = findings.index('class="finding severity-')
+    assert findings.index('id="score-title"') < first_finding < findings.index('id="probe"')
+    panel = findings[findings.index('id="probe"') :]
+    assert panel.index('class="probe-summary"') < panel.index('<details class="probe-detail">')
+    assert panel.index("<summary>") < panel.index("<mark>")
 
     html = report_html(report_context(run=latest, language="en", number="AVIA-T"))
     assert 'id="probe"' in html and f"<mark>{hit['canary']}</mark>" in html
     chinese = report_html(report_context(run=latest, language="zh-hant", number="AVIA-T"))
     assert "隔離探測" in chinese
+    # The PDF's headings are words, never the rules' codes (probe.oversize = accepted).
+    for edition in (html, chinese):
+        assert "probe.oversize" not in edition and "probe.&lt;check&gt;" not in edition
 
 
 def test_the_result_panel_escapes_the_vendors_text_and_hides_credentials():

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The production settings of the README's table (what an operator sets).
+# The production settings of docs/operations.md's table (what an operator sets).
 PRODUCTION_ENV = {
     "DEBUG": "false",
     "SECRET_KEY": "k2Vd0n9-sF1yq3Tz7uWcB8eHjLmPxR4aG6oN5iQvZ_tYbD2hEsK1wUfJ9cMlAgXp",
@@ -78,7 +78,8 @@ def test_without_the_https_settings_check_deploy_warns():
 
 def test_the_mail_server_is_set_from_the_environment():
     """Invitations, reminders and password resets need a real mail server in production: the
-    README's `EMAIL_*` variables configure it (they were ignored: SMTP went to localhost:25)."""
+    `EMAIL_*` variables of docs/operations.md configure it (they were ignored: SMTP went to
+    localhost:25)."""
     mail_env = {
         "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
         "EMAIL_HOST": "smtp.example.com",

@@ -17,7 +17,7 @@ from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.tasks import score_assessment_run
 from config.middleware import DatabaseBusyMiddleware
-from config.sweeper import requeue_stuck
+from reports.sweeper import requeue_stuck
 from tests.personas import member_of
 
 pytestmark = pytest.mark.django_db

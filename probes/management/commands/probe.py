@@ -2,8 +2,8 @@
 
 Keys come from the named environment variables, never from arguments (which `ps` shows and shell
 history keeps). Prints one JSON object; exit 0 when the probe ran, whatever it found, 2 on bad
-input, 3 when the endpoint cannot be reached or refuses both keys. Only with the vendor's
-written authorisation.
+input, 3 when the endpoint cannot be reached, refuses both keys or has no chat completions at
+the base URL (a 404 on the first request). Only with the vendor's written authorisation.
 """
 
 from __future__ import annotations
@@ -43,13 +43,22 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--base-url", required=True, help="e.g. https://api.vendor.example")
+        parser.add_argument(
+            "--base-url",
+            required=True,
+            help="e.g. https://api.vendor.example (a trailing /v1 is the same endpoint)",
+        )
         parser.add_argument("--model", required=True)
         parser.add_argument("--declared-context", type=int, required=True, help="tokens (CTX-01)")
         parser.add_argument("--key-a-env", required=True, metavar="VAR", help="tenant A's key")
         parser.add_argument("--key-b-env", required=True, metavar="VAR", help="tenant B's key")
         parser.add_argument("--checks", default=",".join(CHECKS), help="comma-separated")
-        parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
+        parser.add_argument(
+            "--samples",
+            type=int,
+            default=DEFAULT_SAMPLES,
+            help="the most prefix-cache samples per design; sampling stops at a verdict",
+        )
         parser.add_argument("--prefix-tokens", type=int, default=DEFAULT_PREFIX_TOKENS)
         parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS)
         parser.add_argument(

@@ -14,7 +14,9 @@ from probes import reference_vendor
 class Command(BaseCommand):
     help = (
         "Serve an OpenAI-compatible fake inference endpoint with the incident's failures "
-        "(launch-day), fixed (remediated), or only a shared prefix cache (shared-cache-only)."
+        "(launch-day), fixed (remediated), only a shared prefix cache (shared-cache-only), "
+        "answering in reasoning_content (reasoning), or serving less context than it "
+        "declares (overclaimed)."
     )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from config.sweeper import requeue_stuck
+from reports.sweeper import requeue_stuck
 
 
 class Command(BaseCommand):

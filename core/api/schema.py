@@ -2,7 +2,7 @@
 
 `add_error_responses` is drf-spectacular's postprocessing hook (SPECTACULAR_SETTINGS): every
 operation documents the error statuses the shared machinery can answer, with the one error body
-(`config.api.ErrorsSerializer`), so an endpoint added anywhere complies without extra work:
+(`core.api.base.ErrorsSerializer`), so an endpoint added anywhere complies without extra work:
 
 - 401 (no or a bad credential), 403 (no membership or capability), 404 (a missing or foreign
   object, a page past the end), 406 (an Accept header nothing satisfies) on every operation;
@@ -11,7 +11,7 @@ operation documents the error statuses the shared machinery can answer, with the
 - 413 (a body over the size limits) and 415 (not JSON, or not multipart for an upload) on every
   operation with a body.
 
-Request bodies are closed (`additionalProperties: false`): `config.api.InputSerializer` refuses
+Request bodies are closed (`additionalProperties: false`): `core.api.base.InputSerializer` refuses
 unknown keys, and the schema says so. `InputSerializerSchema` states InputSerializer's other
 rules in each body's schema: free text matches `core.text.READABLE_TEXT_PATTERN`, and a body
 that must name at least one field has `minProperties: 1`.
@@ -89,15 +89,15 @@ def _close_request_bodies(request_body: dict[str, Any], components: dict[str, An
 
 def is_free_text(field: serializers.Field) -> bool:
     """A field of free text (not a choice, an address, a pattern): `core.text`'s character rule
-    applies to it, in the schema and in `config.api.InputSerializer`."""
+    applies to it, in the schema and in `core.api.base.InputSerializer`."""
     return type(field) is serializers.CharField
 
 
 class InputSerializerSchema(OpenApiSerializerExtension):
-    """The schema of every `config.api.InputSerializer`: what drf-spectacular maps, plus the
+    """The schema of every `core.api.base.InputSerializer`: what drf-spectacular maps, plus the
     rules the serializer enforces beyond its fields' own (see its docstring)."""
 
-    target_class = "config.api.InputSerializer"
+    target_class = "core.api.base.InputSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What every REST endpoint shares: the organization endpoint base and the one exception handler.
+"""What every REST endpoint shares: the one exception handler, strict input, downloads. (The
+organization endpoint base, the API's side of tenancy, is `accounts.api.OrganizationAPIView`.)
 
 Every error leaves the API in one shape, `{"errors": {field_or_code: [messages]}}`, with the
 status that fits it: domain errors of the services (400 or 409), invalid input (400), a body
@@ -12,20 +13,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import django_filters
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import (
-    ImproperlyConfigured,
     RequestDataTooBig,
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpResponseBase
-from django.utils import timezone
+from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
-from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -35,10 +33,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from accounts.roles import Capability
-from accounts.tenancy import OrgContext, org_context_for_request
-from config.api_json import BodyTooLarge, BoundedJSONParser
-from config.api_schema import (  # also registers InputSerializer's schema
+from core.api.bounded_json import BodyTooLarge
+from core.api.schema import (  # also registers InputSerializer's schema
     INVALID_INPUT,
     is_free_text,
 )
@@ -170,7 +166,7 @@ class InputSerializer(serializers.Serializer):
 
     # (The docstring is every body's description in the schema, hence for clients.) Named by a
     # serializer: a body without any of its fields is refused with this message. The schema
-    # states this and the other rules (`config.api_schema.InputSerializerSchema`); free text
+    # states this and the other rules (`core.api.schema.InputSerializerSchema`); free text
     # is checked by `core.text.text_errors`.
     empty_body_message: ClassVar[Any] = None
 
@@ -252,81 +248,6 @@ class StrictFilterSet(django_filters.FilterSet):
                 self.form.add_error(name, _("Enter a value."))
                 valid = False
         return valid
-
-
-# -- the organization endpoint base --------------------------------------------------------
-
-CapabilityRule = str | tuple[str, ...]
-_HANDLED_METHODS = ("get", "post", "put", "patch", "delete")
-
-
-class OrganizationAPIView(GenericAPIView):
-    """Base of every endpoint that acts in an organization (Sentry's organization endpoint).
-
-    After DRF's authentication, the request's organization is resolved once, the capability
-    that `required_capability` names for the HTTP method is checked (a tuple: any one of
-    them), and the `OrgContext` reaches the handler as the keyword argument `org`::
-
-        class VendorList(OrganizationAPIView):
-            required_capability = {"GET": Capability.VIEW, "POST": Capability.EDIT_ASSESSMENT}
-
-            def get(self, request, org): ...
-
-    Objects are always looked up through the selectors with `org.organization`, so another
-    organization's object is a 404.
-    """
-
-    required_capability: ClassVar[Mapping[str, CapabilityRule]] = {}
-    # JSON bodies only (the evidence upload takes multipart): anything else is a 415.
-    parser_classes: ClassVar[list[type]] = [BoundedJSONParser]
-    # Lists that filter opt in (the list of assessments); the others take no query filters.
-    filter_backends: ClassVar[list[type]] = []
-    # DRF's OPTIONS metadata would build serializers outside the organization; not offered.
-    metadata_class = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for method in _HANDLED_METHODS:
-            if hasattr(cls, method) and method.upper() not in cls.required_capability:
-                raise ImproperlyConfigured(
-                    f"{cls.__name__}.required_capability names no capability for {method.upper()}"
-                )
-        for rule in cls.required_capability.values():
-            for capability in (rule,) if isinstance(rule, str) else rule:
-                if capability not in Capability.values:
-                    raise ImproperlyConfigured(f"{cls.__name__}: unknown capability {capability!r}")
-
-    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        # `initial` switches to the organization's clock; whatever was active before is back
-        # once the response is made.
-        with timezone.override(timezone.get_current_timezone()):
-            return super().dispatch(request, *args, **kwargs)
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)  # authentication, IsAuthenticated, throttling
-        org = org_context_for_request(request)
-        if org is None:
-            raise exceptions.PermissionDenied(
-                {"organization": [_("You are not a member of any organization.")]}
-            )
-        self._check_capability(org, request.method or "GET")
-        # The organization's clock, as on its pages (`member_page`): "today", "overdue" and
-        # the times the API shows are read on it.
-        timezone.activate(org.organization.time_zone)
-        # DRF calls the handler with this very dict (`handler(request, *args, **kwargs)` after
-        # `self.kwargs = kwargs`), so the context arrives as an argument, like a URL parameter.
-        self.kwargs["org"] = org
-
-    def _check_capability(self, org: OrgContext, method: str) -> None:
-        method = "GET" if method == "HEAD" else method
-        rule = self.required_capability.get(method)
-        if rule is None:
-            return  # no handler for this method: DRF answers 405
-        capabilities = (rule,) if isinstance(rule, str) else rule
-        if not any(org.can(capability) for capability in capabilities):
-            raise exceptions.PermissionDenied(
-                _("Your role in this organization does not allow this.")
-            )
 
 
 # -- downloads -----------------------------------------------------------------------------

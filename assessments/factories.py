@@ -156,5 +156,6 @@ def submit_and_score(assessment: Assessment, *, score: bool = True, **by: Any) -
 def critical_rule_ids(assessment: Assessment) -> list[str]:
     """The rule ids an approval of `assessment` must acknowledge (its latest run's critical
     findings): what a reviewer ticks on the sign-off page."""
-    run = assessment.latest_run
+    # Read again: the caller's instance may predate the run that scored it.
+    run = Assessment.objects.select_related("latest_run").get(pk=assessment.pk).latest_run
     return list(critical_findings_for(run=run)) if run is not None else []

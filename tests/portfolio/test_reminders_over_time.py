@@ -105,7 +105,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
     assert not any(e.subject.startswith("Risk") for e in sweep(25))
     expiring = [e for e in sweep(26) if e.subject.startswith("Risk acceptance expires")]
     assert [e.to for e in expiring] == [["ava@acme.test"]]
-    assert "2027-02-13" in expiring[0].subject and acceptance.rule_id in expiring[0].subject
+    assert "13 Feb 2027" in expiring[0].subject and acceptance.rule_id in expiring[0].subject
     assert not any(e.subject.startswith("Risk") for e in sweep(27) + sweep(39))
     expired = [e for e in sweep(40) if e.subject.startswith("Risk acceptance expired")]
     assert [e.to for e in expired] == [["ava@acme.test"]]

@@ -29,7 +29,7 @@ from core.text import READABLE_NOT_BLANK_PATTERN, READABLE_TEXT_PATTERN
 ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
 _WRITES = {"post", "put", "patch", "delete"}
 _METHODS = {"get"} | _WRITES
-# One rule for every body: naming what does not exist is invalid input (`config.api.invalid_input`).
+# One rule for every body: naming what does not exist is invalid input (`core.api.base.invalid_input`).
 INVALID_INPUT = (
     "Invalid input, all errors at once: the messages by field, question code or error code. "
     "A body naming something that does not exist in your organization (an id, a "

@@ -2,17 +2,26 @@
 #   make run    install what is missing, migrate, load the catalogue and demo data, start
 #               Redis, a Celery worker and the web server
 #   make test   install what is missing, start what the tests need, run every test
+# and, while working (no Redis, no PostgreSQL):
+#   make check      lint, format, import contracts, types, the migration check (under a minute)
+#   make test-fast  the unit tests: no integration, browser or real-engine tests
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
-.PHONY: run test deps system-deps python-deps lint format messages bench clean
+.PHONY: run test check test-fast deps system-deps python-deps lint format messages bench clean
 
 run: deps
 	@scripts/run.sh
 
 test: deps
 	@scripts/test.sh
+
+check: python-deps
+	@scripts/check.sh
+
+test-fast: python-deps
+	@scripts/test-fast.sh
 
 deps: system-deps python-deps
 
@@ -27,8 +36,7 @@ $(VENV)/.requirements-installed: requirements.txt
 	@touch $@
 
 lint: python-deps
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	@scripts/check.sh lint format
 
 format: python-deps
 	$(VENV)/bin/ruff format .

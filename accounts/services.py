@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from accounts.emails import member_invitation_send
 from accounts.models import (
     TOKEN_DISPLAY_PREFIX_LENGTH,
     TOKEN_KEY_PREFIX,
@@ -152,8 +153,6 @@ def membership_add(
 ) -> Membership:
     """Add a user (created if unknown, with an unusable password, in `language`) to an
     organization, and email them an invitation (a new user's link sets their password)."""
-    from accounts.emails import member_invitation_send
-
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_MEMBERS
     )

@@ -11,7 +11,6 @@ here, once per page, from the saved answers overlaid with whatever typed values 
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,7 +21,7 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from questionnaires.labels import yes_no_labels
+from questionnaires.labels import shown_value, yes_no_labels
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import (
     TEXT_MAX_LENGTH,
@@ -157,19 +156,6 @@ def evidence_field(question: Question, language: str) -> forms.FileField:
     )
     field.question = question  # type: ignore[attr-defined]  # named by its code in summaries
     return field
-
-
-def shown_value(question: Question, value: Any) -> Any:
-    """A saved answer as its input shows it (grouped digits, ISO dates, lists for checkboxes)."""
-    if question.type == "multi_choice":
-        return list(value or [])
-    if value is None:
-        return ""
-    if question.type == "integer" and isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return value
 
 
 @dataclass

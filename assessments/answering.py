@@ -27,14 +27,14 @@ from django.utils import timezone
 
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
+from core.formats import format_datetime
 from core.web import add_errors
 
 from .answer_forms import CatalogueAnswersForm
-from .drafts import drafts_for, drafts_save
 from .models import Assessment, Channel, EvidenceFile, VendorLink
 from .presenters.evidence import EvidenceRow, evidence_rows
-from .presenters.formats import format_datetime
 from .services.answers import answer_values, answers_save, vendor_editable_codes
+from .services.drafts import drafts_for, drafts_save
 
 
 @dataclass(frozen=True)
@@ -147,11 +147,19 @@ def save(answerer: Answerer, form: CatalogueAnswersForm) -> int | None:
     return 400
 
 
+# The autosave's form field that says which questions the page shows as not asked (set by
+# static/questions.js): the answer then describes what changes on that page, whatever the
+# order in which earlier answers arrived.
+NOT_ASKED_ON_PAGE = "questions_not_asked"
+
+
 def autosave_response(
     request: HttpRequest, answerer: Answerer, form: CatalogueAnswersForm
 ) -> HttpResponse:
-    """htmx's per-change save: keep the drafts, and answer with the page's draft markers (and a
-    request to redraw the questions when the change showed or hid some)."""
+    """htmx's per-change save: keep the drafts, and answer with the page's draft markers and the
+    questions whose visibility the change turned (the question as now asked, or why it is no
+    longer asked), for static/questions.js to show or hide in place: no input on the page is
+    ever replaced, so nothing typed meanwhile is lost."""
     hidden_before = answer_form(answerer, [s.code for s in form.sections], form.language).hidden
     status = 200
     message = ""
@@ -160,20 +168,24 @@ def autosave_response(
     except ServiceError as exc:
         status, message = exc.status_code, " ".join(exc.messages)
     fresh = answer_form(answerer, [s.code for s in form.sections], form.language)
-    # in the page's order: what the status line tells a screen-reader user the redraw changed
+    # in the page's order: what the status line tells a screen-reader user the change did
     page_codes = [q.code for section in fresh.sections for q in section.questions]
-    response = render(
+    on_page = request.POST.get(NOT_ASKED_ON_PAGE)
+    shown_hidden = hidden_before if on_page is None else set(on_page.split(",")) - {""}
+    now_asked = [c for c in page_codes if c in shown_hidden - fresh.hidden]
+    no_longer_asked = [c for c in page_codes if c in fresh.hidden - shown_hidden]
+    turned = {*now_asked, *no_longer_asked}
+    rows = fresh.rows()
+    return render(
         request,
         "answers/_autosave.html",
         {
-            "rows": fresh.rows(),
+            "rows": [row for row in rows if row.code not in turned],
+            "turned": [row for row in rows if row.code in turned],
             "saved_at": format_datetime(timezone.now(), form.language),
             "message": message,
-            "now_asked": [c for c in page_codes if c in hidden_before - fresh.hidden],
-            "no_longer_asked": [c for c in page_codes if c in fresh.hidden - hidden_before],
+            "now_asked": now_asked,
+            "no_longer_asked": no_longer_asked,
         },
         status=status,
     )
-    if fresh.hidden != hidden_before:
-        response["HX-Trigger"] = "questions-changed"
-    return response

@@ -22,10 +22,10 @@ from accounts.tenancy import OrgContext
 from questionnaires.models import QuestionnaireVersion
 
 from .models import Assessment, Channel, Vendor
-from .scoring_runs import scoring_run_execute
 from .selectors import critical_findings_for
 from .services.answers import answers_save, assessment_create
 from .services.evidence import evidence_add
+from .services.scoring_runs import scoring_run_execute
 from .services.submission import assessment_submit
 from .services.vendor_links import vendor_link_issue
 from .services.vendors import vendor_create

@@ -108,7 +108,7 @@ class Assessment(models.Model):
     risk_score = models.PositiveSmallIntegerField(null=True, blank=True)
     risk_tier = models.CharField(max_length=10, choices=RiskTier.choices, blank=True)
     # When the vendor must be assessed again: set from the organization's reassessment policy
-    # when the assessment is scored or approved (`assessments.reassessment`).
+    # when the assessment is scored or approved (`assessments.services.reassessment`).
     reassess_by = models.DateField(_("reassessment due"), null=True, blank=True)
     # A renewal is a new assessment that starts from the answers of the one it renews.
     renewal_of = models.ForeignKey(

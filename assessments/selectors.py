@@ -84,6 +84,17 @@ def assessments_for(*, organization: Organization) -> QuerySet[Assessment]:
     )
 
 
+def list_rows(assessments: QuerySet[Assessment]) -> QuerySet[Assessment]:
+    """What a list of assessments shows, without the big JSON columns."""
+    return assessments.defer(
+        "questionnaire__content",
+        "latest_run__answers_snapshot",
+        "latest_run__evidence_snapshot",
+        "latest_run__sections",
+        "latest_run__ruleset__content",
+    )
+
+
 def assessments_changed_at(*, organization: Organization) -> dt.datetime | None:
     """When any assessment of the organization last changed (created, status, tier, due date
     all touch `updated_at`): what cached counts of its assessments are keyed on. One index

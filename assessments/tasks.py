@@ -7,9 +7,12 @@ messages queued before an upgrade are still understood by the new workers.
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from core.tasks import TRANSIENT_ERRORS, run_or_record_failure
+
+from .services.scoring_runs import scoring_run_execute, scoring_run_fail, scoring_runs_execute
+from .services.submission import SCORE_RUN_TASK
 
 # Both scoring tasks: acknowledged once done (a worker that dies leaves the message to another),
 # retried on a passing database or file system error.
@@ -17,15 +20,13 @@ SCORING_TASK = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, 
 
 
 @shared_task(
-    name="scoring.tasks.score_assessment_run",
+    name=SCORE_RUN_TASK,
     **SCORING_TASK,
     default_retry_delay=5,
     time_limit=120,
     soft_time_limit=100,
 )
-def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
-    from .scoring_runs import scoring_run_execute, scoring_run_fail
-
+def score_assessment_run(self: Task, run_id: int) -> dict | None:
     run = run_or_record_failure(
         self,
         lambda: scoring_run_execute(run_id=run_id),
@@ -45,12 +46,10 @@ def score_assessment_run(self, run_id: int) -> dict | None:  # noqa: ANN001
 @shared_task(
     name="scoring.tasks.score_assessment_runs", **SCORING_TASK, time_limit=300, soft_time_limit=280
 )
-def score_assessment_runs(self, run_ids: list[int]) -> dict:  # noqa: ANN001
+def score_assessment_runs(self: Task, run_ids: list[int]) -> dict:
     """Several runs in one transaction (a chunk of a rescore batch). When the chunk cannot
     finish, each of its runs goes on in a task of its own, with its own retries: only a run
     that fails for good is recorded as failed, and a lock never fails the others."""
-    from .scoring_runs import scoring_runs_execute
-
     try:
         runs = scoring_runs_execute(run_ids=run_ids)
     except TRANSIENT_ERRORS as exc:

@@ -2,6 +2,10 @@
 
 The broker message is only a wake-up call: each caller keeps a record of the work (a queued
 row the sweeper publishes again) or does it another way when `publish` returns False.
+
+Services name the task they queue (`"reports.tasks.render_report_task"`) rather than import it:
+a task is an interface that imports its service, so a service importing its task would close a
+circle. `task_named` finds the task in Celery's registry.
 """
 
 from __future__ import annotations
@@ -24,13 +28,21 @@ BROKER_ERRORS = (BrokerError, RedisError, ConnectionError, TimeoutError)
 PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2}
 
 
-def publish(task: Task | str, *args: Any) -> bool:
-    """Send `task(*args)` now; False (logged) when the broker cannot take it.
+def task_named(name: str) -> Task:
+    """The task registered as `name`; KeyError when no installed app defines it."""
+    app = current_app
+    if name not in app.tasks:
+        # The tasks modules are imported as a worker imports them when it starts (autodiscovery):
+        # a web process may not have imported the one that defines this task yet.
+        app.loader.import_default_modules()
+    return app.tasks[name]
 
-    `task` may be a registered task's name: a service then queues its own app's task without
-    importing the tasks module (which imports the service: no circle)."""
+
+def publish(task: Task | str, *args: Any) -> bool:
+    """Send `task(*args)` now (a task, or its registered name); False (logged) when the broker
+    cannot take it."""
     if isinstance(task, str):
-        task = current_app.tasks[task]  # autodiscovered (config.celery): a typo raises
+        task = task_named(task)
     try:
         task.apply_async(args=args, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
     except BROKER_ERRORS as exc:

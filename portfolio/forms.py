@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from assessments.models import RiskTier
-from assessments.reassessment import MAX_DAYS
+from assessments.services.reassessment import MAX_DAYS
 
 
 class RescoreFilterForm(forms.Form):

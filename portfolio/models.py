@@ -5,7 +5,7 @@ A batch holds one item per assessment. Each item records its own state, the run 
 assessment's latest when the batch was made (`before_run`) and the run the batch made (`run`),
 so a batch survives a worker restart — a chunk delivered again skips what is finished — and
 never counts an assessment twice. Every run stays: a rescore is a new `ScoringRun` made by the
-one scoring service (`assessments.scoring_runs.scoring_runs_execute`).
+one scoring service (`assessments.services.scoring_runs.scoring_runs_execute`).
 """
 
 from __future__ import annotations

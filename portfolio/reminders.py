@@ -29,10 +29,10 @@ from assessments.models import (
     RiskDecision,
     RiskDecisionKind,
 )
-from assessments.reassessment import RENEWABLE_STATUSES, renewal_start
 from assessments.services.notices import notify_risk_acceptance_expiring
+from assessments.services.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.services.vendor_mail import due_date_remind
 from assessments.services.webhook_events import assessment_event
-from assessments.vendor_mail import due_date_remind
 from core.errors import ServiceError
 from notifications.models import NotificationEvent
 from notifications.services import emailed_about

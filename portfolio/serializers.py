@@ -1,4 +1,5 @@
-"""Shapes of the rescore-batch endpoints (`api.md`, "Added in version 2 of the catalogue")."""
+"""Shapes of the rescore-batch endpoints (`api.md` of the shared spec, "Added in version 2 of the
+catalogue")."""
 
 from __future__ import annotations
 

@@ -33,7 +33,11 @@ from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.bulk import update_fields
 from assessments.models import Assessment, Finding, RunStatus, ScoringRun
-from assessments.scoring_runs import scoring_run_fail, scoring_runs_claim, scoring_runs_execute
+from assessments.services.scoring_runs import (
+    scoring_run_fail,
+    scoring_runs_claim,
+    scoring_runs_execute,
+)
 from assessments.services.submission import scoring_runs_create
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
@@ -47,11 +51,14 @@ from webhooks.services import webhook_emit
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from .selectors import RESCORABLE_STATUSES, rescore_candidates
-from .tasks import rescore_batch_fan_out, rescore_chunk
 
 logger = logging.getLogger(__name__)
 
 FINISHED = (ItemState.DONE, ItemState.FAILED)
+
+# The Celery tasks of a batch (`tasks.py`, which imports these services), queued by their names.
+FAN_OUT_TASK = "portfolio.tasks.rescore_batch_fan_out"
+CHUNK_TASK = "portfolio.tasks.rescore_chunk"
 
 
 def ruleset_for_key(key: str) -> Ruleset:
@@ -129,7 +136,7 @@ def rescore_batch_create(
     )
     # One message now; a worker fans the chunks out (thousands of publishes would hold up
     # the request).
-    publish_on_commit(rescore_batch_fan_out, batch.pk)
+    publish_on_commit(FAN_OUT_TASK, batch.pk)
     return batch
 
 
@@ -219,7 +226,7 @@ def _queue_chunks(batch_id: int, item_ids: Sequence[int]) -> None:
     broker cannot take now is left to `rescore_batches_resume` (the batch stalls, then resumes)."""
     size = settings.RESCORE_CHUNK_SIZE
     for start in range(0, len(item_ids), size):
-        publish(rescore_chunk, batch_id, list(item_ids[start : start + size]))
+        publish(CHUNK_TASK, batch_id, list(item_ids[start : start + size]))
 
 
 def rescore_chunk_run(*, batch_id: int, item_ids: Sequence[int]) -> int:

@@ -19,12 +19,12 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.forms import ReassessForm
 from assessments.models import Channel, RenewalReason
-from assessments.reassessment import (
+from assessments.selectors import assessment_get, assessments_changed_at, vendors_changed_at
+from assessments.services.reassessment import (
     reassessment_policy_for,
     reassessment_policy_update,
     renewal_start,
 )
-from assessments.selectors import assessment_get, assessments_changed_at, vendors_changed_at
 from assessments.views.common import capabilities
 from core.errors import ServiceError
 from core.pagination import CountedPaginator

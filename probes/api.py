@@ -77,7 +77,7 @@ class ProbeRunSerializer(serializers.ModelSerializer):
         "`tokens_spent`, `checks_done`; updated about once a second while running."
     )
     result = serializers.JSONField(
-        help_text="The probe's result once done: the JSON of `manage.py probe` (probe.md)."
+        help_text='The probe\'s result once done: the JSON of `manage.py probe` (docs/probe.md, "Reading the result").'
     )
     evidence = serializers.IntegerField(
         source="evidence_id",

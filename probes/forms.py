@@ -78,12 +78,14 @@ class ProbeSetupForm(forms.Form):
     window_ends_at = forms.DateTimeField(
         label=_("Authorised until"), input_formats=[DATETIME_INPUT], widget=_LocalDateTimeInput()
     )
+    # A short label (the error summary names the field by it); what is signed is the help.
     authorise = forms.BooleanField(
-        label=_(
-            "I sign this authorisation for my organization: AVIA may send the requests "
-            "described on this page to this endpoint, with these two test tenants' keys, "
-            "inside this window and within this ceiling."
+        label=_("I sign this authorisation for my organization"),
+        help_text=_(
+            "AVIA may send the requests described on this page to this endpoint, with these "
+            "two test tenants' keys, inside this window and within this ceiling."
         ),
+        error_messages={"required": _("Tick this box to sign: nothing is sent without it.")},
     )
 
 

@@ -18,23 +18,29 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import Channel
 from assessments.portal.access import Portal, portal_view
 from assessments.portal.common import portal_context, question_url
-from assessments.presenters.formats import format_tokens
 from assessments.services.answers import answer_values, probe_consented
 from core.errors import ServiceError
+from core.formats import format_tokens
 from core.web import add_errors, error_summary
 
+from .endpoint import HTTPS_ONLY_MESSAGE
 from .forms import DATETIME_INPUT, ProbeSetupForm
 from .models import ProbeSetup
 from .presenters import cost_plan, setup_facts
-from .services import consent_codes, probe_setup_save
+from .services import consent_codes, probe_setup_check, probe_setup_save
 
-# probe.md sizes the prompts from the context the vendor advertises (CTX-01).
+# The shared spec's probe.md sizes the prompts from the context the vendor advertises (CTX-01).
 DECLARED_CONTEXT_QUESTION = "CTX-01"
+VENDOR_HTTPS_MESSAGE = gettext_noop(
+    "Use an https:// address: plain http:// is accepted only for an endpoint on this server "
+    "itself (127.0.0.1, ::1, localhost)."
+)
 
 
 @sensitive_post_parameters("key_a", "key_b")
@@ -50,7 +56,9 @@ def probe_setup(request: HttpRequest, portal: Portal) -> HttpResponse:
         return _render(request, portal, form, setup, declared_context, consented)
     form = ProbeSetupForm(request.POST)
     status = 400
-    if form.is_valid():
+    if not form.is_valid():
+        _add_the_other_problems(form, declared_context)
+    else:
         data = form.cleaned_data
         try:
             probe_setup_save(
@@ -82,16 +90,46 @@ def probe_setup(request: HttpRequest, portal: Portal) -> HttpResponse:
     return _render(request, portal, form, setup, declared_context, consented, status=status)
 
 
+def _add_the_other_problems(form: ProbeSetupForm, declared_context: int | None) -> None:
+    """A form refused for some fields (an unticked box, a missing name) also shows what the
+    service would refuse in the others, so that one round shows every problem."""
+    data = form.cleaned_data
+    try:
+        probe_setup_check(
+            base_url=data.get("base_url", ""),
+            model_name=data.get("model_name", ""),
+            declared_context=declared_context,
+            key_a=data.get("key_a", ""),
+            key_b=data.get("key_b", ""),
+            signer_name=data.get("signer_name", ""),
+            spend_ceiling_tokens=data.get("spend_ceiling_tokens"),
+            window_starts_at=data.get("window_starts_at"),
+            window_ends_at=data.get("window_ends_at"),
+        )
+    except ServiceError as exc:
+        refused = set(form.errors)
+        if refused & {"window_starts_at", "window_ends_at"}:
+            refused |= {"window_starts_at", "window_ends_at"}  # the window is judged whole
+        others = {f: m for f, m in _for_this_page(exc).errors.items() if f not in refused}
+        if others:
+            add_errors(form, ServiceError(others))
+
+
 def _for_this_page(error: ServiceError) -> ServiceError:
     """The service names the declared context by its field; this page takes it from CTX-01,
-    so the message says which answer to change."""
-    if "declared_context" not in error.errors:
-        return error
+    so the message says which answer to change. The vendor is told the https rule in plain
+    words, not the operator setting that could relax it."""
     errors = dict(error.errors)
-    messages_ = errors.pop("declared_context")
-    errors[DECLARED_CONTEXT_QUESTION] = [
-        f"{DECLARED_CONTEXT_QUESTION}: {message}" for message in messages_
-    ]
+    if "base_url" in errors:
+        errors["base_url"] = [
+            _(VENDOR_HTTPS_MESSAGE) if message == _(HTTPS_ONLY_MESSAGE) else message
+            for message in errors["base_url"]
+        ]
+    if "declared_context" in errors:
+        messages_ = errors.pop("declared_context")
+        errors[DECLARED_CONTEXT_QUESTION] = [
+            f"{DECLARED_CONTEXT_QUESTION}: {message}" for message in messages_
+        ]
     return type(error)(errors)
 
 

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from assessments.presenters.formats import format_datetime, format_number, format_tokens
 from assessments.presenters.probe import CHECK_TITLES, Figure, ProbeCostRow
+from core.formats import format_datetime, format_number, format_tokens
 
 from .models import ProbeSetup
 from .result import CHECKS

@@ -14,6 +14,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -30,6 +31,7 @@ from assessments.services.answers import probe_consented
 from assessments.services.evidence import evidence_add
 from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
+from core.queueing import publish_on_commit
 from questionnaires.validation import visibility_for
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
@@ -57,6 +59,12 @@ MAX_KEY_LENGTH = 1000
 MAX_CEILING_TOKENS = 10_000_000_000
 # A page polls the progress; more than one write a second would only load the database.
 PROGRESS_WRITE_INTERVAL_S = 1.0
+# The Celery task that runs a probe (`tasks.py`, which imports these services), queued by name.
+# The probe stops itself at PROBE_TIMEOUT_S; the task's limits only catch a probe stuck beyond
+# that (a minute to record the result, then the hard limit).
+PROBE_RUN_TASK = "probes.tasks.probe_run_task"
+SOFT_TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 60
+TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
 _PENDING = (ProbeRunStatus.QUEUED, ProbeRunStatus.RUNNING)
 # A decided assessment is not probed any more: its result could no longer be scored.
 _CLOSED = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
@@ -117,6 +125,75 @@ def probe_setup_save(
         raise ConflictError(
             {"probe": [_("A probe of this assessment is running; wait until it ends.")]}
         )
+    base_url, keys = probe_setup_check(
+        base_url=base_url,
+        model_name=model_name,
+        declared_context=declared_context,
+        key_a=key_a,
+        key_b=key_b,
+        signer_name=signer_name,
+        spend_ceiling_tokens=spend_ceiling_tokens,
+        window_starts_at=window_starts_at,
+        window_ends_at=window_ends_at,
+    )
+
+    now = timezone.now()
+    setup, created = ProbeSetup.objects.update_or_create(
+        assessment=assessment,
+        defaults={
+            "organization_id": assessment.organization_id,
+            "base_url": base_url,
+            "model_name": model_name.strip(),
+            "declared_context": declared_context,
+            "signer_name": signer_name.strip(),
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at,
+            "window_ends_at": window_ends_at,
+            "entered_by": actor,
+            "entered_by_link": vendor_link,
+            "entered_via": channel,
+            "entered_at": now,
+            "key_a_ciphertext": key_encrypt(keys["key_a"]),
+            "key_b_ciphertext": key_encrypt(keys["key_b"]),
+            "keys_destroyed_at": None,
+        },
+    )
+    audit_record(
+        organization=assessment.organization,
+        assessment=assessment,
+        action="probe.setup_saved",
+        actor=actor,
+        vendor_link=vendor_link,
+        channel=channel,
+        # What was authorised, never the keys.
+        detail={
+            "base_url": base_url,
+            "model": setup.model_name,
+            "declared_context": declared_context,
+            "signer_name": setup.signer_name,
+            "spend_ceiling_tokens": spend_ceiling_tokens,
+            "window_starts_at": window_starts_at.isoformat(),
+            "window_ends_at": window_ends_at.isoformat(),
+            "replaced": not created,
+        },
+    )
+    return setup
+
+
+def probe_setup_check(
+    *,
+    base_url: str,
+    model_name: str,
+    declared_context: int | None,
+    key_a: str,
+    key_b: str,
+    signer_name: str,
+    spend_ceiling_tokens: int | None,
+    window_starts_at: dt.datetime | None,
+    window_ends_at: dt.datetime | None,
+) -> tuple[str, dict[str, ApiKey]]:
+    """Every problem of a probe set-up at once, by field (ServiceError); else the base URL as
+    validated and the two keys. Saves nothing: a form reports these beside its own errors."""
     errors: dict[str, list[str]] = {}
     try:
         base_url = endpoint_validate(base_url, allow_http=settings.PROBE_ALLOW_HTTP)
@@ -167,48 +244,7 @@ def probe_setup_save(
         errors["window_ends_at"] = [_("The authorised window has already ended.")]
     if errors:
         raise ServiceError(errors)
-
-    now = timezone.now()
-    setup, created = ProbeSetup.objects.update_or_create(
-        assessment=assessment,
-        defaults={
-            "organization_id": assessment.organization_id,
-            "base_url": base_url,
-            "model_name": model_name.strip(),
-            "declared_context": declared_context,
-            "signer_name": signer_name.strip(),
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at,
-            "window_ends_at": window_ends_at,
-            "entered_by": actor,
-            "entered_by_link": vendor_link,
-            "entered_via": channel,
-            "entered_at": now,
-            "key_a_ciphertext": key_encrypt(keys["key_a"]),
-            "key_b_ciphertext": key_encrypt(keys["key_b"]),
-            "keys_destroyed_at": None,
-        },
-    )
-    audit_record(
-        organization=assessment.organization,
-        assessment=assessment,
-        action="probe.setup_saved",
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-        # What was authorised, never the keys.
-        detail={
-            "base_url": base_url,
-            "model": setup.model_name,
-            "declared_context": declared_context,
-            "signer_name": setup.signer_name,
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at.isoformat(),
-            "window_ends_at": window_ends_at.isoformat(),
-            "replaced": not created,
-        },
-    )
-    return setup
+    return base_url, keys
 
 
 def consent_codes(assessment: Assessment) -> list[str]:
@@ -306,9 +342,7 @@ def probe_run_request(
             "base_url": setup.base_url,
         },
     )
-    from .tasks import probe_run_task
-
-    probe_run_task.delay_on_commit(run.pk)
+    publish_on_commit(PROBE_RUN_TASK, run.pk)
     return run
 
 
@@ -421,12 +455,9 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "evidence",
             ]
         )
-        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
-        audit_record(
-            organization=run.assessment.organization,
-            assessment=run.assessment,
-            action="probe.finished",
-            channel=Channel.SYSTEM,
+        _run_ended(
+            run,
+            finished=True,
             detail={
                 "probe_run": run.pk,
                 "results": result_outcomes(document),
@@ -472,10 +503,11 @@ def _attach_result(run: ProbeRun, document: dict) -> EvidenceFile | None:
 
 def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:
     """The probe's configuration with the decrypted keys, or why it cannot run."""
-    if not setup.keys_present:
+    sealed_a, sealed_b = setup.key_a_ciphertext, setup.key_b_ciphertext
+    if not setup.keys_present or sealed_a is None or sealed_b is None:
         return "the test keys are no longer stored"
     try:
-        key_a, key_b = key_decrypt(setup.key_a_ciphertext), key_decrypt(setup.key_b_ciphertext)
+        key_a, key_b = key_decrypt(sealed_a), key_decrypt(sealed_b)
     except KeyUnreadable as exc:
         return str(exc)
     try:
@@ -507,8 +539,6 @@ def _abandoned(run: ProbeRun, now: dt.datetime) -> bool:
 
 
 def _running_limit() -> dt.timedelta:
-    from .tasks import TIME_LIMIT_S
-
     # A little more than the hard limit, so that a probe ending right at it is not failed.
     return dt.timedelta(seconds=TIME_LIMIT_S + 10)
 
@@ -539,15 +569,30 @@ def probe_run_fail(*, probe_run_id: int, error: str) -> None:
         run.status, run.error = ProbeRunStatus.FAILED, error[:2000]
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
-        probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
-        audit_record(
-            organization=run.assessment.organization,
-            assessment=run.assessment,
-            action="probe.failed",
-            channel=Channel.SYSTEM,
+        _run_ended(
+            run,
+            finished=False,
             detail={"probe_run": run.pk, "error": error[:500], "tokens_spent": run.tokens_spent},
         )
     logger.warning("probe run %s failed: %s", probe_run_id, error)
+
+
+def _run_ended(run: ProbeRun, *, finished: bool, detail: dict[str, Any]) -> None:
+    """The end of a run, finished or failed, inside the caller's transaction: the test keys are
+    destroyed first (another run needs the vendor to enter them again), then the end is
+    audited. Every path that ends a run comes here, so none can leave the keys behind."""
+    probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
+    event: dict[str, Any] = {
+        "organization": run.assessment.organization,
+        "assessment": run.assessment,
+        "channel": Channel.SYSTEM,
+        "detail": detail,
+    }
+    # (the action written out, for the scan of recorded actions: tests/web/test_audit_labels.py)
+    if finished:
+        audit_record(action="probe.finished", **event)
+    else:
+        audit_record(action="probe.failed", **event)
 
 
 @transaction.atomic

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 
 from core.tasks import TRANSIENT_ERRORS
 
+from .models import ProbeRun
+from .services import (
+    PROBE_RUN_TASK,
+    SOFT_TIME_LIMIT_S,
+    TIME_LIMIT_S,
+    probe_run_execute,
+    probe_run_fail,
+    probe_runs_fail_abandoned,
+)
+
 MAX_RETRIES = 3
-# The probe stops itself at PROBE_TIMEOUT_S; the task's limits only catch a probe stuck
-# beyond that (a minute to record the result, then the hard limit).
-SOFT_TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 60
-TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
 
 
 @shared_task(
+    name=PROBE_RUN_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -23,10 +29,7 @@ TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
     time_limit=TIME_LIMIT_S,
     soft_time_limit=SOFT_TIME_LIMIT_S,
 )
-def probe_run_task(self, probe_run_id: int) -> dict | None:  # noqa: ANN001
-    from .models import ProbeRun
-    from .services import probe_run_execute, probe_run_fail
-
+def probe_run_task(self: Task, probe_run_id: int) -> dict | None:
     try:
         run = probe_run_execute(probe_run_id=probe_run_id)
     except TRANSIENT_ERRORS as exc:
@@ -54,6 +57,4 @@ def probe_run_task(self, probe_run_id: int) -> dict | None:  # noqa: ANN001
 def fail_abandoned_probe_runs() -> int:
     """Run by Celery beat every minute: a probe never runs twice, so one whose worker died
     (left running past the hard time limit) is failed and its keys destroyed."""
-    from .services import probe_runs_fail_abandoned
-
     return probe_runs_fail_abandoned()

@@ -20,11 +20,11 @@ from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.models import Assessment, AssessmentStatus, Channel
-from assessments.presenters.formats import list_text
 from assessments.presenters.probe import CHECK_TITLES, probe_view
 from assessments.services.answers import probe_consented
 from assessments.views.common import assessment_for, assessment_tabs, page_language
 from core.errors import ServiceError
+from core.formats import list_text
 from core.web import add_errors, error_summary
 
 from . import selectors, services

@@ -34,14 +34,9 @@ from assessments.presenters.answers import AnswerSection, FileRef, answer_sectio
 from assessments.presenters.charts import BarChart, coverage_chart, severity_chart
 from assessments.presenters.evidence import EvidenceQuestionView, evidence_views
 from assessments.presenters.findings import FindingView, finding_views
-from assessments.presenters.formats import (
-    format_date,
-    format_datetime,
-    list_text,
-    review_decision_label,
-    severity_label,
-)
+from assessments.presenters.formats import review_decision_label, severity_label
 from assessments.presenters.probe import ProbeView, probe_view_of_run
+from core.formats import format_date, format_datetime, list_text
 from scoring.models import Framework
 from scoring.spec import SEVERITIES
 

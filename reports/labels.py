@@ -3,7 +3,7 @@ usage); what the report shows of an assessment — answers, findings and their e
 severity and decision names — comes from the shared presenters (`assessments.presenters`), the
 same words as the web pages.
 
-Chinese terms follow the glossary (`shared/spec/glossary.md`): 發現事項, 佐證資料, 風險級別,
+Chinese terms follow the glossary (`glossary.md` of the shared spec): 發現事項, 佐證資料, 風險級別,
 詞元, 快取, 簽核... A test checks that both languages have exactly the same keys.
 """
 

@@ -8,8 +8,6 @@ permission-checked views.
 
 from __future__ import annotations
 
-from functools import cached_property
-
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -93,13 +91,6 @@ class Report(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status in (ReportStatus.QUEUED, ReportStatus.RENDERING)
-
-    @cached_property
-    def currency(self):  # noqa: ANN201 (reports.selectors.ReportCurrency; imported late)
-        """For templates: superseded by a newer run, or made before the decision."""
-        from .selectors import report_currency
-
-        return report_currency(report=self)
 
     @property
     def filename(self) -> str:

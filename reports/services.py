@@ -41,6 +41,9 @@ from .storage import report_storage
 logger = logging.getLogger(__name__)
 
 NUMBER_PREFIX = "AVIA"
+# The Celery task that renders a report (`tasks.py`, which imports these services), queued by
+# its name.
+RENDER_TASK = "reports.tasks.render_report_task"
 # Who may generate a report: whoever prepares assessments or decides on them (owners hold
 # both). Every member may read and download the reports that exist.
 REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
@@ -127,9 +130,7 @@ def report_request(
         channel=channel,
         detail={"report": report.number, "run": run.pk, "language": language},
     )
-    from .tasks import render_report_task
-
-    publish_on_commit(render_report_task, report.pk)
+    publish_on_commit(RENDER_TASK, report.pk)
     return report
 
 

@@ -63,7 +63,7 @@ def requeue_stuck(*, now: dt.datetime | None = None) -> dict[str, int]:
     counts: dict[str, int] = {}
     for kind in _kinds():
         stuck = list(
-            kind.model.objects.filter(
+            kind.model._default_manager.filter(
                 Q(status=kind.queued, dispatched_at__lt=queued_before)
                 | Q(status=kind.running, dispatched_at__lt=now - _running_limit(kind.task))
             )
@@ -73,7 +73,7 @@ def requeue_stuck(*, now: dt.datetime | None = None) -> dict[str, int]:
         counts[kind.name] = 0
         for pk, dispatched_at in stuck:
             # Only one sweeper (beat, or the command run by hand) claims each row.
-            claimed = kind.model.objects.filter(pk=pk, dispatched_at=dispatched_at).update(
+            claimed = kind.model._default_manager.filter(pk=pk, dispatched_at=dispatched_at).update(
                 dispatched_at=now
             )
             if claimed and publish(kind.task, pk):

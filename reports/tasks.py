@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from core.tasks import run_or_record_failure
+
+from .services import RENDER_TASK, report_fail, report_render
 
 MAX_RETRIES = 3
 
 
 @shared_task(
+    name=RENDER_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -17,9 +20,7 @@ MAX_RETRIES = 3
     time_limit=180,
     soft_time_limit=150,
 )
-def render_report_task(self, report_id: int) -> dict | None:  # noqa: ANN001
-    from .services import report_fail, report_render
-
+def render_report_task(self: Task, report_id: int) -> dict | None:
     report = run_or_record_failure(
         self,
         lambda: report_render(report_id=report_id),

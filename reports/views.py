@@ -20,8 +20,8 @@ from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel, RunStatus, ScoringRun
-from assessments.presenters.formats import format_datetime
 from core.errors import ServiceError
+from core.formats import format_datetime
 from core.web import add_errors, add_messages, error_summary
 
 from . import selectors, services

@@ -11,6 +11,7 @@ from functools import cached_property
 from django.db import models
 
 from questionnaires.models import PublishedCatalogVersion, QuestionnaireVersion
+from questionnaires.spec import Text
 
 from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_ruleset
 
@@ -33,8 +34,6 @@ class Framework(models.Model):
         return self.ref_id
 
     def as_ref(self) -> FrameworkRef:
-        from questionnaires.spec import Text
-
         return FrameworkRef(
             id=self.ref_id,
             jurisdiction=self.jurisdiction,

@@ -32,11 +32,7 @@ from accounts.models import Organization
 from assessments import selectors
 from assessments.models import Assessment, RiskDecision, RunStatus
 from assessments.presenters.findings import finding_views
-from assessments.presenters.formats import (
-    risk_decision_label,
-    severity_label,
-)
-from assessments.views.common import list_rows
+from assessments.presenters.formats import risk_decision_label, severity_label
 from questionnaires.labels import yes_no_labels
 
 from .cells import csv_value, write_only_cell
@@ -176,9 +172,9 @@ def portfolio_table(*, organization: Organization, language: str, zone: str) -> 
             Column(_("Submitted"), DATETIME, 17),
             Column(_("Updated"), DATETIME, 17),
         ]
-    assessments = list_rows(selectors.assessments_for(organization=organization)).order_by(
-        "vendor__name", "pk"
-    )
+    assessments = selectors.list_rows(
+        selectors.assessments_for(organization=organization)
+    ).order_by("vendor__name", "pk")
     return Table(
         name=f"avia-portfolio-{organization.slug}",
         columns=columns,

@@ -5,19 +5,15 @@ language and the buyer's section never appears."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _
 
 from assessments.answering import Answerer
 from assessments.portal.access import Portal, portal_view
 from assessments.portal.common import portal_context
-from core.web import error_summary
 
 from . import services
-from .web import download_links, handle_upload, page_context, require_language, workbook_response
+from .web import require_language, workbook_page, workbook_response
 
 
 def _answerer(portal: Portal) -> Answerer:
@@ -26,32 +22,16 @@ def _answerer(portal: Portal) -> Answerer:
 
 @portal_view
 def workbook(request: HttpRequest, portal: Portal) -> HttpResponse:
-    answerer = _answerer(portal)
-    upload = None
-    if request.method == "POST":
-        upload = handle_upload(request, answerer, portal.language)
-        if upload.result is not None:
-            messages.success(
-                request,
-                _("Workbook “%(name)s” imported: %(count)s answers changed.")
-                % {"name": upload.result.file_name, "count": len(upload.result.changed)},
-            )
-            return redirect("portal:landing", portal.token)
-    sections = services.workbook_sections(answerer)
-    extra = page_context(upload)
-    return render(
+    return workbook_page(
         request,
-        "spreadsheets/portal_workbook.html",
-        portal_context(
-            portal,
-            **extra,
-            error_summary=error_summary(extra["form"]),
-            can_upload=bool(services.workbook_editable_codes(answerer, sections)),
-            downloads=download_links(
-                lambda language: reverse("portal_workbook:download", args=[portal.token, language])
-            ),
+        _answerer(portal),
+        language=portal.language,
+        template="spreadsheets/portal_workbook.html",
+        context=portal_context(portal),
+        imported_url=reverse("portal:landing", args=[portal.token]),
+        download_url=lambda language: reverse(
+            "portal_workbook:download", args=[portal.token, language]
         ),
-        status=upload.status if upload is not None else 200,
     )
 
 

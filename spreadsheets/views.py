@@ -3,25 +3,19 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _
 
 from accounts.decorators import member_page
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.answering import Answerer
 from assessments.views.common import assessment_for, assessment_tabs, page_language
-from core.web import error_summary
 
 from . import exports, services
 from .web import (
-    download_links,
-    handle_upload,
-    page_context,
     require_language,
+    workbook_page,
     workbook_response,
 )
 
@@ -30,38 +24,21 @@ from .web import (
 def workbook(request: HttpRequest, org: OrgContext, assessment_id: int) -> HttpResponse:
     """The workbook of an assessment: download it in either language, upload it filled."""
     assessment = assessment_for(org, assessment_id)
-    answerer = Answerer(assessment=assessment, member=org)
-    upload = None
-    if request.method == "POST":
-        upload = handle_upload(request, answerer, page_language())
-        if upload.result is not None:
-            messages.success(
-                request,
-                _("Workbook “%(name)s” imported: %(count)s answers changed.")
-                % {"name": upload.result.file_name, "count": len(upload.result.changed)},
-            )
-            return redirect("assessments:detail", assessment.pk)
-    sections = services.workbook_sections(answerer)
-    context = {
-        "org": org,
-        "assessment": assessment,
-        "questionnaire": assessment.questionnaire.spec,
-        **assessment_tabs(org, "workbook"),
-        **page_context(upload),
-        "sections": sections,
-        "can_upload": bool(services.workbook_editable_codes(answerer, sections)),
-        "downloads": download_links(
-            lambda language: reverse(
-                "spreadsheets:workbook_download", args=[assessment.pk, language]
-            )
-        ),
-    }
-    context["error_summary"] = error_summary(context["form"])
-    return render(
+    return workbook_page(
         request,
-        "spreadsheets/workbook.html",
-        context,
-        status=upload.status if upload is not None else 200,
+        Answerer(assessment=assessment, member=org),
+        language=page_language(),
+        template="spreadsheets/workbook.html",
+        context={
+            "org": org,
+            "assessment": assessment,
+            "questionnaire": assessment.questionnaire.spec,
+            **assessment_tabs(org, "workbook"),
+        },
+        imported_url=reverse("assessments:detail", args=[assessment.pk]),
+        download_url=lambda language: reverse(
+            "spreadsheets:workbook_download", args=[assessment.pk, language]
+        ),
     )
 
 

@@ -1,5 +1,6 @@
 """What the member pages and the portal pages of workbooks share: the download response, the
-links to both languages' workbooks, and one upload handled the same way for both."""
+links to both languages' workbooks, and the workbook page itself (one upload handled the same
+way for both)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.utils import translation
+from django.utils.translation import gettext as _
 
 from assessments.answering import Answerer
 from core.errors import ServiceError
-from core.web import add_errors
+from core.web import add_errors, error_summary
 
 from .forms import WorkbookUploadForm
 from .layout import CONTENT_TYPE
@@ -22,7 +26,9 @@ from .services import (
     ExportedWorkbook,
     ImportResult,
     WorkbookInvalid,
+    workbook_editable_codes,
     workbook_import,
+    workbook_sections,
 )
 
 
@@ -79,3 +85,43 @@ def handle_upload(request: HttpRequest, answerer: Answerer, language: str) -> Up
 def page_context(upload: Upload | None) -> dict[str, Any]:
     form = upload.form if upload is not None else WorkbookUploadForm()
     return {"form": form, "cells": upload.cells if upload is not None else []}
+
+
+def workbook_page(
+    request: HttpRequest,
+    answerer: Answerer,
+    *,
+    language: str,
+    template: str,
+    context: dict[str, Any],
+    imported_url: str,
+    download_url: Callable[[str], str],
+) -> HttpResponse:
+    """The workbook page of the portal and of the member pages: the downloads, and the upload
+    (imported: a message and a redirect to `imported_url`; refused: the page again, with every
+    problem and the refusal's status)."""
+    upload = None
+    if request.method == "POST":
+        upload = handle_upload(request, answerer, language)
+        if upload.result is not None:
+            messages.success(
+                request,
+                _("Workbook “%(name)s” imported: %(count)s answers changed.")
+                % {"name": upload.result.file_name, "count": len(upload.result.changed)},
+            )
+            return redirect(imported_url)
+    sections = workbook_sections(answerer)
+    shown = page_context(upload)
+    return render(
+        request,
+        template,
+        {
+            **context,
+            **shown,
+            "sections": sections,
+            "error_summary": error_summary(shown["form"]),
+            "can_upload": bool(workbook_editable_codes(answerer, sections)),
+            "downloads": download_links(download_url),
+        },
+        status=upload.status if upload is not None else 200,
+    )

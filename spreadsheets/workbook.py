@@ -26,8 +26,8 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from assessments.presenters.answers import condition_text, option_labels
-from assessments.presenters.formats import format_datetime, list_text
 from assessments.services.evidence import PRODUCED_BY_AVIA_MESSAGE
+from core.formats import format_datetime, list_text
 from questionnaires.spec import Question, QuestionnaireSpec, Section
 from questionnaires.validation import TEXT_MAX_LENGTH, integer_maximum
 

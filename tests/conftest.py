@@ -14,6 +14,7 @@ from django.core.management import call_command
 from questionnaires.models import QuestionnaireVersion
 from scoring.models import Framework, Ruleset
 from tests.personas import Personas, make_personas
+from tests.site_pages import World, build_world
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -95,3 +96,10 @@ def launch_day_vendor(tmp_path_factory):
 
     with reference_vendor(tmp_path_factory.mktemp("vendor"), "launch-day") as vendor:
         yield vendor
+
+
+@pytest.fixture
+def world(catalog, personas, settings) -> World:
+    """Every kind of object a page shows, for the tests that walk every page (scoring inline)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    return build_world(personas)

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from accounts.services import api_token_create
 from assessments import factories
-from assessments.drafts import drafts_save
 from assessments.models import Assessment, Channel
+from assessments.services.drafts import drafts_save
 from assessments.services.reviews import review_record, risk_decision_record
 from assessments.services.vendor_links import vendor_link_issue
 from tests.personas import Personas, member_of

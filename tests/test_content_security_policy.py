@@ -18,7 +18,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.views.defaults import server_error
 
-from tests.site_pages import World, build_world, member_pages, portal_pages, visitor_pages
+from tests.site_pages import member_pages, portal_pages, visitor_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -65,12 +65,6 @@ def test_every_response_carries_the_strict_policy(client):
     assert directives["frame-ancestors"] == "'none'"
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert "script-src" not in directives and "style-src" not in directives  # default-src rules
-
-
-@pytest.fixture
-def world(catalog, personas, settings) -> World:
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    return build_world(personas)
 
 
 def assert_within_policy(response, url: str) -> None:

@@ -64,3 +64,19 @@ def test_a_report_request_needs_a_role_that_prepares_or_decides(scored, personas
             assessment=scored, language="en", member=member_of(personas.vic), channel="web"
         )
     assert not scored.reports.exists()
+
+
+def test_config_tops_the_layers_and_every_app_has_its_own_layers_contract():
+    """`config` composes the apps (no app imports it), and the layers inside each app are
+    enforced by a contract of their own (pyproject.toml, checked by `lint-imports`)."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    linter = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contracts = linter["contracts"]
+    between_apps = next(c for c in contracts if c["type"] == "layers" and "containers" not in c)
+    assert between_apps["layers"][0] == "config"
+    inside = {c["containers"][0] for c in contracts if c.get("containers")}
+    apps = set(linter["root_packages"]) - {"config"}
+    assert apps <= inside, f"no layers contract inside {sorted(apps - inside)}"

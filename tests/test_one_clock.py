@@ -78,7 +78,7 @@ def test_the_invitation_dates_the_link_on_the_organizations_clock(catalog, perso
             channel=Channel.WEB,
             language="zh-hant",
         )
-    from assessments.presenters.formats import format_date
+    from core.formats import format_date
 
     expires = format_date(link.expires_at, "zh-hant", zone="Asia/Hong_Kong")
     assert f"有效期至 {expires}" in mail.outbox[0].body

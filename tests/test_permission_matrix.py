@@ -26,9 +26,9 @@ from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create, organization_update_branding
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services.answers import assessment_create
 from assessments.services.evidence import evidence_add
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
@@ -169,6 +169,10 @@ MATRIX: dict[str, Rule] = {
     "webhooks:endpoint": R(roles=("owner",)),
     "webhooks:endpoint_test": R("POST", roles=("owner",)),
     "webhooks:endpoint_remove": R("POST", roles=("owner",)),
+    # single sign-on: the owner's settings; the sign-in itself is public
+    "sso:settings": R(roles=("owner",), acme_object=False),
+    "sso:start": R(kind="public"),
+    "sso:callback": R(kind="public"),
     "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
     "api:rescore-batch-detail": R(kind="api"),
     "api:rescore-batch-changes": R(kind="api"),

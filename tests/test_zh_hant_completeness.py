@@ -30,9 +30,7 @@ from reports.context import report_context
 from reports.rendering import report_html
 from tests.site_pages import (
     ProbeWorld,
-    World,
     build_probe_world,
-    build_world,
     member_pages,
     portal_pages,
     probe_pages,
@@ -146,12 +144,6 @@ def english_left(html: str, names: Iterable[str]) -> list[str]:
 
 
 # -- the world the pages show (tests/site_pages.py) ---------------------------------------------
-
-
-@pytest.fixture
-def world(catalog, personas, settings) -> World:
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    return build_world(personas)
 
 
 @pytest.fixture

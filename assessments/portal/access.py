@@ -27,7 +27,7 @@ from ..models import (
     TokenFailureCount,
     VendorLink,
 )
-from ..services.vendor_links import vendor_link_resolve
+from ..services.vendor_links import vendor_link_dead, vendor_link_resolve
 
 # -- token failures, rate-limited per client IP ---------------------------------------------
 #
@@ -170,7 +170,7 @@ def portal_view(view: PortalView) -> Callable[..., HttpResponse]:
         link = vendor_link_resolve(token=token)
         if link is None:
             token_failure_record(request)
-            return _not_found(request)
+            return _not_found(request, dead=vendor_link_dead(token=token))
         language = _language_for(request, link)
         # The buyer's clock: every time on these pages is in the organization's time zone.
         zone = link.assessment.organization.time_zone
@@ -195,8 +195,28 @@ def _private(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def _not_found(request: HttpRequest) -> HttpResponse:
-    return _private(render(request, "portal/not_found.html", status=404))
+def _not_found(request: HttpRequest, *, dead: VendorLink | None = None) -> HttpResponse:
+    """The one page for whatever a link does not reach. A link that once worked (expired,
+    replaced, revoked) is named by its token, so its holder is told whose link it was and whom
+    to ask for a new one, in the link's language; nothing of the assessment is shown. Any other
+    token learns nothing."""
+    if dead is None:
+        return _private(render(request, "portal/not_found.html", status=404))
+    organization = dead.assessment.organization
+    language = dead.language if dead.language in dict(settings.LANGUAGES) else None
+    with translation.override(language or translation.get_language()):
+        response = render(
+            request,
+            "portal/not_found.html",
+            {
+                "dead_link": dead,
+                "organization_name": organization.display_name,
+                "sender": dead.created_by,
+            },
+            status=404,
+        )
+        response.headers["Content-Language"] = translation.get_language()
+    return _private(response)
 
 
 def _too_many_attempts(request: HttpRequest) -> HttpResponse:

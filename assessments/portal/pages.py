@@ -21,12 +21,15 @@ from ..forms import ReassessForm
 from ..models import (
     AssessmentStatus,
     Channel,
+    RenewalReason,
     ReviewDecision,
 )
 from ..presenters.answers import FileRef, answer_sections
 from ..presenters.progress import SectionProgress, section_progress
 from ..services.answers import answer_values
+from ..services.reassessment import renewal_start
 from ..services.submission import assessment_submit
+from ..services.vendor_links import vendor_link_language_set
 from .access import Portal, language_session_key, portal_view
 from .common import codes_with_evidence, portal_answerer, portal_context, portal_url, question_url
 
@@ -179,9 +182,6 @@ def thanks(request: HttpRequest, portal: Portal) -> HttpResponse:
 def configuration_change(request: HttpRequest, portal: Portal) -> HttpResponse:
     """The vendor declares that the deployment changed: a reassessment opens without the CTX
     answers and the startup log, and its new private link is emailed to this contact."""
-    from ..models import RenewalReason
-    from ..reassessment import renewal_start
-
     form = ReassessForm(request.POST)
     changes = form.cleaned_data["changes"] if form.is_valid() else []
     try:
@@ -215,6 +215,7 @@ def language(request: HttpRequest, portal: Portal) -> HttpResponse:
     chosen = request.POST.get("language", "")
     if chosen in dict(settings.LANGUAGES):
         request.session[language_session_key(portal.link)] = chosen
+        vendor_link_language_set(link=portal.link, language=chosen)
     if code := request.POST.get("section"):
         section = portal.vendor_section(code)
         answerer = portal_answerer(portal)

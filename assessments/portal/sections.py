@@ -155,7 +155,6 @@ def _render_section(
             probe_page=probe is not None
             and probe.section == section.code
             and probe_consented(portal.assessment),
-            refresh_url=portal_url("section", portal, section.code),
         ),
         status=status,
     )

@@ -17,11 +17,10 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from core.formats import format_date, format_number, list_text
 from questionnaires.labels import yes_no_labels
 from questionnaires.spec import Question, QuestionnaireSpec
 from questionnaires.validation import hidden_codes, is_blank, stored_values, visibility_for
-
-from .formats import format_date, format_number, list_text
 
 ANSWERED, UNANSWERED, NOT_APPLICABLE = "answered", "unanswered", "not_applicable"
 

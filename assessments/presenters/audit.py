@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
+from core.formats import format_datetime, list_text
+
 from ..models import AuditEvent, Channel
-from .formats import format_datetime, list_text, review_decision_label, risk_decision_label
+from .formats import review_decision_label, risk_decision_label
 
 ACTION_LABELS = {
     "vendor.created": _("Vendor added"),

@@ -17,11 +17,11 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
+from core.formats import EMPTY, format_datetime, format_line, format_tokens
 from questionnaires.spec import QuestionnaireSpec
 from scoring.evidence import ENGINE_LABELS, describe_parse_result, parse_notes
 
 from ..models import EvidenceFile
-from .formats import EMPTY, format_datetime, format_line, format_tokens
 
 
 @dataclass(frozen=True)

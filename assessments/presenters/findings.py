@@ -17,6 +17,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from core.formats import format_date, format_datetime, format_line, format_number
 from questionnaires.spec import QuestionnaireSpec, Text
 from scoring.evidence import probe_outcome_label
 from scoring.results import EvidenceItem, EvidenceKind
@@ -24,14 +25,7 @@ from scoring.spec import SEVERITIES, FrameworkRef, RulesetSpec
 
 from ..models import Finding, RiskDecision
 from .answers import answer_text
-from .formats import (
-    format_date,
-    format_datetime,
-    format_line,
-    format_number,
-    risk_decision_label,
-    severity_label,
-)
+from .formats import risk_decision_label, severity_label
 from .probe import CHECK_TITLES
 
 

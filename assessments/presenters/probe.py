@@ -1,7 +1,7 @@
 """The isolation probe's result as a reader reads it — the one presenter of the findings page's
 probe panel, the assessor's probe page and the PDF's probe chapter.
 
-It reads the probe's result JSON (`probe.md`; what a probe run stores and what PRB-02 evidence
+It reads the probe's result JSON (`probe.md` of the shared spec; what a probe run stores and what PRB-02 evidence
 holds) and resolves it into strings in the reader's language: what was sent and spent, each
 check's outcome with its figures (both prompt sizes and statuses, the canary hits with the
 vendor's text around them, the p-values and median times to first token, charted), and how to
@@ -22,11 +22,11 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
 
+from core.formats import EMPTY, format_datetime, format_number, format_tokens
 from scoring.evidence import probe_outcome_label
 
 from .charts import BarChart, ChartValue, bar_chart
 from .evidence import Sentence
-from .formats import EMPTY, format_datetime, format_number, format_tokens
 
 OVERSIZE, CANARY, PREFIX_CACHE = "oversize", "canary", "prefix_cache"
 CHECK_ORDER = (OVERSIZE, CANARY, PREFIX_CACHE)
@@ -37,7 +37,7 @@ PASSED_OUTCOMES = {"rejected", "clean", "isolated"}
 HIT_COLOUR = "#8F1D21"
 MISS_COLOUR = "#5B6472"
 CONTROL_HIT_COLOUR = "#0B5CAD"
-# The significance level of the probe's tests (probe-v2.md): what "measurably" means below.
+# The significance level of the probe's tests (the shared spec's probe-v2.md): what "measurably" means below.
 ALPHA = 0.01
 # The checks' names as people read them (the probe's own names are codes: oversize, …).
 CHECK_TITLES = {
@@ -397,7 +397,7 @@ def _prefix_cache_figures(data: Mapping[str, Any], language: str) -> tuple[Figur
             "maximum": _count(data.get("max_samples")),
         }
     figures = [Figure(_("Samples (n)"), samples)]
-    # The three one-sided tests (probe-v2.md), each said as what was, or was not, measured.
+    # The three one-sided tests (the shared spec's probe-v2.md), each said as what was, or was not, measured.
     for key, label, measured, not_measured in (
         (
             "p_cross_tenant",

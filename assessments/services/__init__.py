@@ -4,6 +4,6 @@ module per concern — `vendors`, `answers` (assessments and their answers), `ev
 decisions) — and `guards`, the checks they all apply first. Import each service from its module.
 
 Keyword-only, typed, atomic; validation happens before anything is saved, and a request with
-any error saves nothing. Scoring is queued with `delay_on_commit`, never from inside an open
-transaction.
+any error saves nothing. Scoring is queued by its task's name once the transaction commits
+(`core.queueing.publish_on_commit`), never from inside an open transaction.
 """

@@ -16,6 +16,7 @@ from accounts.tenancy import OrgContext
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from core.text import text_fields_errors
+from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
@@ -58,8 +59,6 @@ def assessment_create(
     answers: Mapping[str, Any] | None = None,
     label: str = "",
 ) -> Assessment:
-    from questionnaires.models import QuestionnaireVersion
-
     slug, _sep, version = questionnaire_key.partition("@")
     questionnaire = QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
     errors: dict[str, list[Any]] = {}

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop
 from accounts.models import User
 from core.errors import ConflictError, ServiceError, StorageFullError
 from core.text import readable_name, text_errors
+from scoring.evidence import parse_evidence
 
 from .. import lifecycle
 from ..audit import audit_record
@@ -70,8 +71,6 @@ def evidence_add(
     A question whose evidence AVIA produces (the isolation probe's result) takes a file from
     AVIA itself only — `channel=SYSTEM`, no person, no vendor link — and takes it in any status,
     since AVIA measured it; everyone else (portal, pages, API) is refused."""
-    from scoring.evidence import parse_evidence
-
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
     spec = assessment.questionnaire.spec
     question = spec.questions.get(question_code or "")

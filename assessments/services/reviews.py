@@ -30,6 +30,8 @@ from ..selectors import critical_findings_for
 from .answers import vendor_question_codes
 from .guards import require_member, transition
 from .notices import notify_signed_off
+from .reassessment import reassess_by_for
+from .vendor_mail import changes_requested_notify
 from .webhook_events import assessment_event
 
 APPROVALS = (ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS)
@@ -159,12 +161,8 @@ def review_record(
         reopened_codes=reopen,
     )
     if decision == ReviewDecision.CHANGES_REQUESTED:
-        from ..vendor_mail import changes_requested_notify
-
         changes_requested_notify(review=review)
     # The next assessment is due from the approval; none after a rejection or while changing.
-    from ..reassessment import reassess_by_for
-
     assessment.reassess_by = reassess_by_for(assessment)
     assessment.save(update_fields=["reassess_by", "updated_at"])
     if reopen:

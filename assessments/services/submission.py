@@ -32,6 +32,11 @@ from .guards import require_member, transition
 from .notices import notify_submitted
 from .webhook_events import assessment_event
 
+# The scoring task, queued by its name: the task (`assessments.tasks`) imports the services that
+# it runs, never the reverse. (The name is the one it had in the scoring app, so messages queued
+# before an upgrade are still understood.)
+SCORE_RUN_TASK = "scoring.tasks.score_assessment_run"
+
 
 @transaction.atomic
 def assessment_submit(
@@ -102,12 +107,10 @@ def newest_ruleset_for(assessment: Assessment) -> Ruleset:
 
 
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    from ..tasks import score_assessment_run
-
     run = scoring_run_create(
         assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
     )
-    publish_on_commit(score_assessment_run, run.pk)
+    publish_on_commit(SCORE_RUN_TASK, run.pk)
     return run
 
 

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ConflictError, ServiceError
+from core.formats import format_datetime
 from core.text import text_fields_errors
 from outbox.links import site_url
 from outbox.models import EmailKind
@@ -29,7 +30,6 @@ from ..models import (
     Assessment,
     VendorLink,
 )
-from ..presenters.formats import format_datetime
 from .answers import answer_values, buyer_section_codes
 from .guards import require_member, transition
 
@@ -239,6 +239,29 @@ def vendor_link_resolve(*, token: str) -> VendorLink | None:
     ):
         VendorLink.objects.filter(pk=link.pk).update(last_used_at=timezone.now())
     return link
+
+
+def vendor_link_dead(*, token: str) -> VendorLink | None:
+    """The link a token once opened and no longer does (expired, replaced or revoked), with
+    its organization and sender, so its page can say whom to ask for a new one; None for a
+    token that never named a link, or names an active one."""
+    if not token or len(token) > 200:
+        return None
+    link = (
+        VendorLink.objects.filter(token_hash=vendor_link_token_hash(token))
+        .select_related("assessment__organization", "created_by")
+        .first()
+    )
+    return link if link is not None and not link.is_active else None
+
+
+@transaction.atomic
+def vendor_link_language_set(*, link: VendorLink, language: str) -> None:
+    """The language the vendor chose in the portal: the link's, from now on (on any device,
+    and for the emails that go with it)."""
+    if language in dict(settings.LANGUAGES) and link.language != language:
+        VendorLink.objects.filter(pk=link.pk).update(language=language)
+        link.language = language
 
 
 def _when(moment: dt.datetime, assessment: Assessment) -> str:

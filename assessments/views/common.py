@@ -7,7 +7,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import translation
 
@@ -57,17 +56,6 @@ def assessment_tabs(org: OrgContext, current: str) -> dict[str, Any]:
 
 def assessment_for(org: OrgContext, assessment_id: int) -> Assessment:
     return selectors.assessment_get(organization=org.organization, assessment_id=assessment_id)
-
-
-def list_rows(assessments: QuerySet[Assessment]) -> QuerySet[Assessment]:
-    """What a list of assessments shows, without the big JSON columns."""
-    return assessments.defer(
-        "questionnaire__content",
-        "latest_run__answers_snapshot",
-        "latest_run__evidence_snapshot",
-        "latest_run__sections",
-        "latest_run__ruleset__content",
-    )
 
 
 def poll_interval(assessment: Assessment) -> int | None:

@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
+from core.formats import format_date
 from core.text import is_ascii_number
 from core.web import error_summary
 from scoring.spec import SEVERITIES, RulesetSpec
@@ -19,8 +20,7 @@ from .. import forms as web_forms
 from .. import selectors
 from ..models import Finding, ScoringRun
 from ..presenters.charts import SERIES_LETTERS, coverage_chart
-from ..presenters.formats import format_date
-from .common import capabilities, list_rows, page_language, vendor_search
+from .common import capabilities, page_language, vendor_search
 
 # Candidates listed in the picker at most (the rest are found by searching).
 MAX_LISTED = 50
@@ -28,7 +28,7 @@ MAX_LISTED = 50
 
 @member_page
 def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
-    scored = list_rows(
+    scored = selectors.list_rows(
         selectors.assessments_for(organization=org.organization).filter(latest_run__isnull=False)
     )
     # Never the whole portfolio: the chosen ones (still in this organization), then the newest

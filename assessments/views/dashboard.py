@@ -24,7 +24,6 @@ from .common import (
     OPEN_STATUSES,
     PAGE_SIZE,
     capabilities,
-    list_rows,
     vendor_search,
     vendors_page,
 )
@@ -58,7 +57,9 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
         if query
         else changed_at
     )
-    ordered = selectors.UrgencyOrdered(list_rows(assessments), today=today, version=version)
+    ordered = selectors.UrgencyOrdered(
+        selectors.list_rows(assessments), today=today, version=version
+    )
     page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
     counts = selectors.portfolio_counts(
         organization=org.organization, today=today, changed_at=changed_at
@@ -164,7 +165,7 @@ def vendor_edit(request: HttpRequest, org: OrgContext, vendor_id: int) -> HttpRe
         else:
             messages.success(request, _("Vendor “%(name)s” saved.") % {"name": vendor.name})
             return redirect("assessments:vendor_list")
-    assessments = list_rows(
+    assessments = selectors.list_rows(
         selectors.assessments_for(organization=org.organization).filter(vendor=vendor)
     )
     return render(

@@ -245,7 +245,6 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
             "drafts": [row.code for row in rows if row.draft],
             "use_editable": use_editable,
             "autosave_url": reverse("assessments:edit_autosave", args=[assessment.pk]),
-            "refresh_url": reverse("assessments:edit", args=[assessment.pk]),
             "error_summary": error_summary(date_form, *([use_form] if use_form else [])),
             **assessment_tabs(org, "edit"),
         },

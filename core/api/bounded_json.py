@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -40,6 +40,7 @@ def json_depth(data: Any) -> int:
     deepest, stack = 0, [(data, 0)]
     while stack:
         value, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(value, Mapping):
             children = value.values()
         elif isinstance(value, list):

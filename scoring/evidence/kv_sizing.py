@@ -11,19 +11,18 @@ multimodal files) gives, for the whole model (all layers, all KV heads, before a
 
 and bytes/token = values/token × bytes per value (2 for BF16/FP16, 1 for FP8, and 1 for "other"
 or "unknown", which keeps any bound on the vendor's side). ``kv_gib(tokens)`` = tokens ×
-bytes/token / 2^30. (``/work/shared/spec/v2.md``, "KV sizing".)
+bytes/token / 2^30. (``v2.md`` of the shared spec, "KV sizing".)
 
 Pure Python: no Django.
 """
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from scoring.evidence.json_evidence import read_json_evidence
 from scoring.evidence.messages import describe_parse_result, note
-from scoring.evidence.startup_logs import source_name_of
 
 __all__ = [
     "BYTES_PER_VALUE",
@@ -222,33 +221,6 @@ class ModelConfigParseResult:
         )
 
 
-def read_json_evidence(
-    source: str | os.PathLike | BinaryIO | bytes, max_bytes: int
-) -> tuple[Any, dict[str, Any] | None]:
-    """(document, None) or (None, reason) for a small JSON evidence file; never raises."""
-    try:
-        if isinstance(source, bytes | bytearray):
-            raw = bytes(source[: max_bytes + 1])
-        elif isinstance(source, str | os.PathLike):
-            with open(source, "rb") as handle:
-                raw = handle.read(max_bytes + 1)
-        else:
-            raw = source.read(max_bytes + 1)
-            raw = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
-    except (OSError, ValueError, TypeError) as exc:
-        return None, note("read_failed", error=f"{type(exc).__name__}: {exc}")
-    if len(raw) > max_bytes:
-        return None, note("too_large", limit=f"{max_bytes:,} bytes")
-    if not raw.strip():
-        return None, note("empty_file")
-    try:
-        return json.loads(raw.decode("utf-8-sig")), None
-    except (ValueError, RecursionError) as exc:
-        # ValueError: not JSON (JSONDecodeError, UnicodeDecodeError) or a number of more digits
-        # than Python converts (4,300).
-        return None, note("not_json", error=str(exc)[:200])
-
-
 def parse_model_config(
     source: str | os.PathLike | BinaryIO | bytes,
     *,
@@ -256,12 +228,14 @@ def parse_model_config(
     max_bytes: int = MAX_CONFIG_BYTES,
 ) -> ModelConfigParseResult:
     """Read a config.json given as a path, a binary stream or bytes (never raises)."""
-    name = source_name or source_name_of(source)
-    document, reason = read_json_evidence(source, min(max_bytes, MAX_CONFIG_BYTES))
-    if reason is not None:
-        return ModelConfigParseResult(name, False, reason=reason)
+    read = read_json_evidence(
+        source, source_name=source_name, max_bytes=min(max_bytes, MAX_CONFIG_BYTES)
+    )
+    name = read.name
+    if read.reason is not None:
+        return ModelConfigParseResult(name, False, reason=read.reason)
     try:
-        sizing, notes = kv_sizing_from_config(document)
+        sizing, notes = kv_sizing_from_config(read.document)
     except ModelConfigError as exc:
         return ModelConfigParseResult(name, False, reason=exc.reason)
     return ModelConfigParseResult(name, True, sizing=sizing, notes=tuple(notes))

@@ -1,5 +1,5 @@
 """The isolation probe's result (PRB-02 evidence): the JSON ``manage.py probe`` prints
-(``/work/shared/spec/probe.md``), checked and reduced to what the rules read (``probe.X``).
+(``probe.md`` of the shared spec, ``../shared/spec/``), checked and reduced to what the rules read (``probe.X``).
 
 A file that is not such a result is kept as evidence and marked "not parsed", like an
 unreadable log. Pure Python: no Django.
@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from scoring.evidence.kv_sizing import read_json_evidence
+from scoring.evidence.json_evidence import read_json_evidence
 from scoring.evidence.messages import note
-from scoring.evidence.startup_logs import source_name_of
 
 __all__ = ["PROBE_CHECK_OUTCOMES", "ProbeParseResult", "parse_probe_result"]
 
@@ -80,10 +79,12 @@ def parse_probe_result(
     max_bytes: int = MAX_PROBE_BYTES,
 ) -> ProbeParseResult:
     """Read and check a probe result given as a path, a binary stream or bytes (never raises)."""
-    name = source_name or source_name_of(source)
-    document, reason = read_json_evidence(source, min(max_bytes, MAX_PROBE_BYTES))
-    if reason is not None:
-        return ProbeParseResult(name, False, reason=reason)
+    read = read_json_evidence(
+        source, source_name=source_name, max_bytes=min(max_bytes, MAX_PROBE_BYTES)
+    )
+    name, document = read.name, read.document
+    if read.reason is not None:
+        return ProbeParseResult(name, False, reason=read.reason)
     problem = _problem(document)
     if problem is not None:
         return ProbeParseResult(name, False, reason=note("not_a_probe_result", problem=problem))

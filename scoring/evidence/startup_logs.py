@@ -2,7 +2,7 @@
 
 The parser finds, per engine instance in a log, the KV cache pool size in tokens, the context
 length, the role (prefill / decode / single node) where the log states it, and the exact line each
-number came from. Formats are those of ``/work/shared/spec/engine-logs.md``: SGLang, vLLM,
+number came from. Formats are those of ``engine-logs.md`` of the shared spec: SGLang, vLLM,
 TensorRT-LLM and TGI.
 
 Design rules:

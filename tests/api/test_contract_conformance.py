@@ -1,4 +1,4 @@
-"""Conformance to the public contract (shared/spec/api.md, v2.md, probe.md): each test names
+"""Conformance to the public contract (the shared spec's api.md, v2.md, probe.md): each test names
 the statement of the contract it holds the implementation to."""
 
 import csv

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from assessments import factories
+from assessments.models import Assessment, Channel
+from assessments.services.vendor_links import vendor_link_issue
 from tests.integration import conftest as integration
 from tests.integration.conftest import (  # noqa: F401  (fixtures, reused)
     celery_worker_process,
     redis_url,
     worker,
 )
-from tests.personas import PASSWORD, Personas, make_personas
+from tests.personas import PASSWORD, Personas, make_personas, member_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -82,3 +85,18 @@ def chromium(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+def open_assessment(personas, language: str) -> tuple[Assessment, str]:
+    """The launch-day vendor's assessment, not submitted (PRF-07 "yes", so PRF-08 is asked;
+    INC-01 "no", so INC-02 is not), and a private link in `language`."""
+    ava = member_of(personas.ava)
+    assessment = factories.incident_assessment(member=ava, submit=False)
+    _link, token = vendor_link_issue(
+        assessment=assessment,
+        contact_email="vendor@launch.test",
+        member=ava,
+        channel=Channel.WEB,
+        language=language,
+    )
+    return assessment, token

@@ -28,7 +28,7 @@ from django.urls import reverse
 
 from assessments import factories
 from tests.personas import make_personas, member_of
-from tests.site_pages import build_world, member_pages, portal_pages, visitor_pages
+from tests.site_pages import member_pages, portal_pages, visitor_pages
 
 from .conftest import PHONE, SCREENSHOTS
 
@@ -50,12 +50,6 @@ def personas(transactional_db):
 @pytest.fixture(autouse=True)
 def private_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture
-def world(catalog, personas, settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    return build_world(personas)
 
 
 def session_cookie(live_server, session_key: str) -> dict:

@@ -5,9 +5,9 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from assessments.drafts import drafts_for, drafts_save
 from assessments.models import AnswerDraft, Channel
 from assessments.services.answers import answer_values, answers_save
+from assessments.services.drafts import drafts_for, drafts_save
 from assessments.services.vendor_links import vendor_link_issue
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from tests.personas import member_of

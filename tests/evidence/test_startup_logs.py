@@ -1,4 +1,4 @@
-"""Startup-log evidence parser (CTX-08): formats of /work/shared/spec/engine-logs.md.
+"""Startup-log evidence parser (CTX-08): formats of the shared spec's engine-logs.md.
 
 Plain pytest functions, no Django. Line numbers below were read off the fixtures with `grep -n`.
 """

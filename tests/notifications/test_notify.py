@@ -15,9 +15,9 @@ from django.utils import translation
 from assessments import factories
 from assessments.factories import critical_rule_ids
 from assessments.models import Assessment, Channel, ReviewDecision, VendorLink
-from assessments.reassessment import renewal_start
-from assessments.scoring_runs import scoring_run_execute
+from assessments.services.reassessment import renewal_start
 from assessments.services.reviews import review_record, risk_decision_record
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_rescore
 from notifications.models import Notification, NotificationEvent
 from notifications.services import preferences_save

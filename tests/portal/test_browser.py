@@ -62,7 +62,9 @@ def test_with_htmx_conditional_questions_appear_without_a_reload(
     assert page.input_value("#q-PRF-01") == "typed before the preview"
     assert page.is_checked("#q-PRF-07-yes")
     page.check("#q-PRF-07-no")
-    page.wait_for_selector("#q-PRF-08", state="detached")
+    # Hidden in place (its inputs kept, with what they hold), and the reason shown instead.
+    page.wait_for_selector("#q-PRF-08", state="hidden")
+    assert page.locator("#question-PRF-08 .question-not-applicable").is_visible()
 
 
 def test_with_htmx_an_upload_keeps_the_answers_being_typed(

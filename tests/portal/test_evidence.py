@@ -151,3 +151,35 @@ def test_a_body_larger_than_any_upload_is_refused_unread_with_a_413_page(
     )
     assert response.status_code == 400
     assert "CTX-08:" in response.content.decode()
+
+
+def test_each_file_question_says_what_its_upload_is(client, catalog, personas):
+    """PRF-10 asks for the model's config.json: its hint says so, not "a text log"; the
+    startup log question (CTX-08) keeps the log hint."""
+    from assessments.services.answers import assessment_create
+    from assessments.services.vendor_links import vendor_link_issue
+    from tests.personas import member_of
+
+    from .conftest import make_assessment, use_answers
+
+    vendor = make_assessment(personas.acme, personas.ava).vendor
+    assessment = assessment_create(
+        organization=personas.acme,
+        vendor=vendor,
+        questionnaire_key="ai-inference-isolation@2",
+        actor=personas.ava,
+        channel=Channel.WEB,
+        answers=use_answers(),
+    )
+    _link, token = vendor_link_issue(
+        assessment=assessment,
+        contact_email="kv@vendor.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+    )
+    page = client.get(portal_url(token, "section", "PRF")).content.decode()
+    hint = page.split('id="q-PRF-10-file-hint"', 1)[1].split("</p>", 1)[0]
+    assert "config.json" in hint and "Hugging Face" in hint
+    assert "text log" not in hint and "PDF" not in hint
+    logs = client.get(portal_url(token, "section", "CTX")).content.decode()
+    assert "A text log, a gzip-compressed log" in logs.split('id="q-CTX-08-file-hint"', 1)[1]

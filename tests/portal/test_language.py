@@ -63,3 +63,14 @@ def test_it_only_redirects_within_the_link(client, token):
 def test_it_ignores_unknown_languages(client, token):
     client.post(portal_url(token, "language"), {"language": "fr"})
     assert client.get(portal_url(token))["Content-Language"] == "en"
+
+
+def test_the_choice_lasts_on_the_link_beyond_the_session(client, token, link):
+    """Chosen once, the language is the link's: another browser (a new session) opens the link
+    in it too."""
+    client.post(portal_url(token, "language"), {"language": "zh-hant"})
+    client.logout()  # a new session: the cookie is gone
+    client.cookies.clear()
+    assert client.get(portal_url(token))["Content-Language"] == "zh-hant"
+    link.refresh_from_db()
+    assert link.language == "zh-hant"

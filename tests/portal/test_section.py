@@ -113,8 +113,11 @@ def test_autosave_keeps_drafts_and_shows_conditional_questions_without_saving(
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "questions-changed"  # PRF-08 appears: redraw
-    assert 'id="q-PRF-01-draft" hx-swap-oob="true"' in response.content.decode()
+    body = response.content.decode()
+    # PRF-08 appears: its markup, for the page to insert; nothing else is drawn again
+    assert '<template data-question="PRF-08">' in body and 'name="PRF-08"' in body
+    assert body.count("<template") == 1
+    assert 'id="q-PRF-01-draft" hx-swap-oob="true"' in body
     assert not Answer.objects.filter(
         assessment=assessment, question_code__startswith="PRF"
     ).exists()
@@ -124,13 +127,41 @@ def test_autosave_keeps_drafts_and_shows_conditional_questions_without_saving(
     assert "Draft, not saved yet" in page
 
 
-def test_the_section_form_autosaves_and_redraws_its_questions_on_a_visibility_change(client, token):
+def test_the_section_form_autosaves_and_never_redraws_its_questions(client, token):
     page = client.get(portal_url(token, "section", "PRF")).content.decode()
     form = page.split('id="section-form"', 1)[1].split(">", 1)[0]
     assert f'hx-post="{portal_url(token, "autosave", "PRF")}"' in form
     assert "data-unsaved-warning" in form
     questions = page.split('id="questions"', 1)[1].split(">", 1)[0]
-    assert 'hx-trigger="questions-changed from:body"' in questions
+    assert "hx-get" not in questions  # a redraw would replace the field being typed in
+    assert 'data-question="PRF-07"' in page and "static/questions.js" in page
+
+
+def test_the_autosave_answers_for_the_questions_the_page_shows(client, token):
+    """The page says which questions it shows as not asked: the answer turns exactly those
+    that differ now, whatever an earlier answer said."""
+    url = portal_url(token, "autosave", "KV")
+    client.post(url, {"KV-04": "yes"}, HTTP_HX_REQUEST="true")  # KV-05 asked (kept as a draft)
+    # A page that still shows KV-05 as not asked (and KV-07, -08, -09, not asked given the
+    # other answers) gets KV-05 drawn, and no other.
+    stale = client.post(
+        url,
+        {"KV-04": "yes", "questions_not_asked": "KV-05,KV-07,KV-08,KV-09"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert '<template data-question="KV-05">' in stale and 'name="KV-05"' in stale
+    assert 'data-question="KV-07">' not in stale
+    # A page that already shows KV-05 gets nothing drawn.
+    current = client.post(
+        url, {"KV-04": "yes", "questions_not_asked": "KV-07,KV-08,KV-09"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "<template" not in current
+    # "no": KV-05 turns into the reason it is not asked.
+    hidden = client.post(
+        url, {"KV-04": "no", "questions_not_asked": "KV-07,KV-08,KV-09"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    template = hidden.split('<template data-question="KV-05">', 1)[1].split("</template>", 1)[0]
+    assert "question-not-applicable" in template and "<input" not in template
 
 
 def test_vendor_text_is_escaped(client, token):

@@ -12,8 +12,8 @@ from django.db import transaction
 
 from assessments.factories import incident_assessment, incident_vendor
 from assessments.models import Assessment, Channel, ScoringRun
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services.answers import answer_values
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from scoring.models import Ruleset

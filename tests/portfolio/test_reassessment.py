@@ -20,12 +20,12 @@ from assessments.models import (
     Channel,
     RenewalReason,
 )
-from assessments.reassessment import (
+from assessments.services.answers import answer_values, assessment_create
+from assessments.services.reassessment import (
     reassessment_policy_for,
     reassessment_policy_update,
     renewal_start,
 )
-from assessments.services.answers import answer_values, assessment_create
 from assessments.services.reviews import review_record
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_resolve

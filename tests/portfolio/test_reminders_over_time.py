@@ -23,9 +23,9 @@ from assessments.models import (
     ReviewDecision,
     RiskDecisionKind,
 )
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services.answers import answer_values, answers_save
 from assessments.services.reviews import review_record, risk_decision_record
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_resolve
 from outbox.models import EmailKind, OutboundEmail

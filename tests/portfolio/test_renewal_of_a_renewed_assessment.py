@@ -12,10 +12,10 @@ from django.db import transaction
 
 from assessments.factories import EXAMPLES_DIR, LAUNCH_V2, critical_rule_ids
 from assessments.models import Assessment, AssessmentStatus, Channel, RenewalReason
-from assessments.reassessment import renewal_start
-from assessments.scoring_runs import scoring_run_execute
 from assessments.services.answers import answers_save
+from assessments.services.reassessment import renewal_start
 from assessments.services.reviews import review_record
+from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
 from core.errors import ConflictError
 from tests.personas import member_of

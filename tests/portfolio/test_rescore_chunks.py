@@ -21,9 +21,9 @@ from assessments.models import (
     RunStatus,
     ScoringRun,
 )
-from assessments.reassessment import reassessment_policy_for
-from assessments.scoring_runs import MAX_SCORING_ATTEMPTS
+from assessments.services.reassessment import reassessment_policy_for
 from assessments.services.reviews import review_record
+from assessments.services.scoring_runs import MAX_SCORING_ATTEMPTS
 from portfolio.models import BatchStatus, ItemState, RescoreBatch, RescoreItem
 from portfolio.selectors import batch_changes, batch_changes_page
 from portfolio.services import rescore_batch_create, rescore_chunk_run

@@ -233,3 +233,39 @@ def test_the_probe_result_question_has_no_upload_anywhere(client, consented, key
     assert response.status_code == 400
     assert "AVIA attaches this evidence itself" in response.content.decode()
     assert not EvidenceFile.objects.filter(assessment=assessment).exists()
+
+
+def summary_items(page: str) -> list[str]:
+    summary = page.split('class="error-summary"', 1)[1].split("</ul>", 1)[0]
+    return [item.split("</li>", 1)[0] for item in summary.split("<li>")[1:]]
+
+
+def test_every_problem_of_the_form_is_shown_at_once(client, consented, keys):
+    """The unticked box does not hide the other problems until it is ticked: one round shows
+    them all, each under a short name."""
+    _assessment, token = consented
+    response = client.post(
+        probe_page(token),
+        form_data(
+            {**keys, "key_b": keys["key_a"]},
+            base_url="http://api.inferno.example",
+            signer_name="",
+            authorise="",
+        ),
+    )
+    assert response.status_code == 400
+    items = summary_items(response.content.decode())
+    linked_fields = {item.split('href="#id_', 1)[1].split('"', 1)[0] for item in items}
+    assert linked_fields == {"authorise", "base_url", "key_b", "signer_name"}, items
+    authorise = next(item for item in items if "#id_authorise" in item)
+    name = authorise.split(">", 1)[1].split(":", 1)[0]
+    assert len(name.split()) <= 8, name  # not the 40-word sentence that is signed
+    assert not ProbeSetup.objects.exists()
+
+
+def test_the_vendor_is_told_plain_words_not_operator_settings(client, consented, keys):
+    _assessment, token = consented
+    response = client.post(probe_page(token), form_data(keys, base_url="http://api.example"))
+    page = response.content.decode()
+    assert "PROBE_ALLOW_HTTP" not in page and "operator" not in page
+    assert "https://" in page

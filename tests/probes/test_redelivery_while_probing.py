@@ -18,8 +18,12 @@ from django.utils import timezone
 
 from assessments.models import Channel
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
-from probes.services import probe_run_execute, probe_run_request, probe_runs_fail_abandoned
-from probes.tasks import TIME_LIMIT_S
+from probes.services import (
+    TIME_LIMIT_S,
+    probe_run_execute,
+    probe_run_request,
+    probe_runs_fail_abandoned,
+)
 
 from .vendor import reference_vendor
 

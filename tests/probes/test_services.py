@@ -15,11 +15,11 @@ from core.errors import ConflictError, ServiceError
 from probes.keystore import key_decrypt
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
 from probes.services import (
+    TIME_LIMIT_S,
     probe_run_execute,
     probe_run_request,
     probe_setup_save,
 )
-from probes.tasks import TIME_LIMIT_S
 from tests.personas import member_of
 
 from .conftest import make_v2_assessment, setup_fields

@@ -136,11 +136,6 @@ def render_first_page_png(pdf_path: Path, prefix: Path, page: int = 1, dpi: int 
 # -- per test ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def personas(db) -> Personas:
-    return make_personas()
-
-
 @pytest.fixture(scope="package")
 def _catalog_once(django_db_setup, django_db_blocker):
     """`load_catalog` once for this package; removed again afterwards (it commits)."""
@@ -284,3 +279,9 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
             )
         transaction.set_rollback(True)
     return editions
+
+
+@pytest.fixture(params=["en", "zh-hant"])
+def edition(request, incident_reports):
+    """Each edition of the incident report in turn."""
+    return incident_reports[request.param]

@@ -24,11 +24,6 @@ pytestmark = pytest.mark.django_db
 LANGUAGES = ["en", "zh-hant"]
 
 
-@pytest.fixture(params=LANGUAGES)
-def edition(request, incident_reports):
-    return incident_reports[request.param]
-
-
 def squashed(text: str) -> str:
     """Without any whitespace: line breaks fall anywhere in Chinese text (and in English
     paragraphs), so a sentence is compared without them."""

@@ -20,11 +20,6 @@ from reports.rendering import html_to_pdf
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(params=["en", "zh-hant"])
-def edition(request, incident_reports):
-    return incident_reports[request.param]
-
-
 def structure(pdf: bytes) -> tuple[dict, list[tuple[str, str | None]]]:
     """The document catalogue and every structure element in reading order: (tag, /Alt)."""
     catalogue = pypdf.PdfReader(io.BytesIO(pdf)).trailer["/Root"]

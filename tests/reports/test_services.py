@@ -11,12 +11,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone, translation
 
 from assessments.models import AuditEvent, Channel
-from assessments.presenters.formats import format_date
 from assessments.services.answers import answers_save, assessment_create
 from assessments.services.reviews import review_record
 from assessments.services.submission import assessment_submit
 from assessments.services.vendors import vendor_create
 from core.errors import ConflictError, ServiceError
+from core.formats import format_date
 from reports import services
 from reports.context import report_context
 from reports.models import Report, ReportNumberSequence

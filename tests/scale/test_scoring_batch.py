@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from assessments.audit import audit_chain_verify
 from assessments.models import Assessment, AuditEvent, Channel, Finding, RunStatus, ScoringRun
-from assessments.scoring_runs import scoring_run_execute, scoring_runs_execute
+from assessments.services.scoring_runs import scoring_run_execute, scoring_runs_execute
 from assessments.services.submission import assessment_rescore
 from assessments.tasks import score_assessment_runs
 from bench.portfolio import copy_assessments

@@ -46,21 +46,6 @@ def catalog():
     return builtin_catalog()
 
 
-@pytest.fixture(scope="module")
-def questionnaire(catalog):
-    return catalog.questionnaire(QUESTIONNAIRE)
-
-
-@pytest.fixture(scope="module")
-def ruleset(catalog):
-    return catalog.ruleset(RULESET)
-
-
-@pytest.fixture(scope="module")
-def engine(catalog):
-    return catalog.compiled(RULESET)
-
-
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 

@@ -608,21 +608,6 @@ def catalog():
     return builtin_catalog()
 
 
-@pytest.fixture(scope="module")
-def questionnaire(catalog):
-    return catalog.questionnaire(QUESTIONNAIRE)
-
-
-@pytest.fixture(scope="module")
-def ruleset(catalog):
-    return catalog.ruleset(RULESET)
-
-
-@pytest.fixture(scope="module")
-def engine(catalog):
-    return catalog.compiled(RULESET)
-
-
 def answers_with(
     overrides: Mapping[str, Any], baseline: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:

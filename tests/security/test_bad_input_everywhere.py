@@ -25,18 +25,11 @@ from probes.models import ProbeSetup
 from tests.api.conftest import LOGS
 from tests.personas import member_of
 from tests.probes.test_portal import form_data, probe_page
-from tests.site_pages import build_world
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPERSCRIPT_TWO = "\u00b2"  # str.isdigit() says yes, int() says no
-
-
-@pytest.fixture
-def world(catalog, personas, settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    return build_world(personas)
 
 
 def member_client(user) -> Client:

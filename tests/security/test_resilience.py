@@ -12,7 +12,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from assessments.models import Channel, RunStatus, ScoringRun, TokenFailureCount
-from assessments.scoring_runs import MAX_SCORING_ATTEMPTS
+from assessments.services.scoring_runs import MAX_SCORING_ATTEMPTS
 from assessments.services.submission import assessment_submit
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.tasks import score_assessment_run

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from assessments import factories
 from assessments.models import AnswerDraft, AssessmentStatus, AuditEvent
-from assessments.scoring_runs import scoring_run_execute
+from assessments.services.scoring_runs import scoring_run_execute
 from tests.personas import member_of
 
 from .conftest import as_typed, fill, saved_answers, upload, waiting_assessment

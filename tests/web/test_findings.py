@@ -157,7 +157,7 @@ def test_an_unscored_assessment_says_so(client, personas, draft):
 
 
 def test_an_earlier_run_stays_viewable_after_a_rescore(client, personas, scored, settings):
-    from assessments.scoring_runs import scoring_run_execute
+    from assessments.services.scoring_runs import scoring_run_execute
 
     first = scored.latest_run
     run = assessment_rescore(assessment=scored, member=member_of(personas.ava), channel="web")

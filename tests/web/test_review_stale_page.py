@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from assessments.factories import critical_rule_ids
 from assessments.models import Assessment, Review, ScoringRun
-from assessments.scoring_runs import scoring_run_execute
+from assessments.services.scoring_runs import scoring_run_execute
 from scoring.models import Ruleset
 from tests.api.conftest import token_client  # noqa: F401 (a fixture, shared)
 from tests.personas import member_of

@@ -1,4 +1,5 @@
-"""`manage.py probe` — test an OpenAI-compatible endpoint for the incident's failures (probe.md).
+"""`manage.py probe` — test an OpenAI-compatible endpoint for the incident's failures
+(docs/probe.md; the contract is probe.md of the shared spec, ../shared/spec/).
 
 Keys come from the named environment variables, never from arguments (which `ps` shows and shell
 history keeps). Prints one JSON object; exit 0 when the probe ran, whatever it found, 2 on bad

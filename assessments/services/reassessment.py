@@ -30,8 +30,8 @@ from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import version_key
 from questionnaires.validation import AnswerValidationError, validate_answers
 
-from .audit import audit_record
-from .models import (
+from ..audit import audit_record
+from ..models import (
     Assessment,
     AssessmentStatus,
     ConfigurationChange,
@@ -43,10 +43,10 @@ from .models import (
     RiskTier,
     VendorLink,
 )
-from .services.answers import answers_save, assessment_create
-from .services.guards import require_member
-from .services.notices import notify_configuration_change
-from .storage import evidence_storage
+from ..storage import evidence_storage
+from .answers import answers_save, assessment_create
+from .guards import require_member
+from .notices import notify_configuration_change
 from .vendor_mail import renewal_notify
 
 # The section a configuration change reopens: the context window and the KV-cache pool that

@@ -22,11 +22,11 @@ from accounts.models import User
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from core.text import storable
+from questionnaires.labels import shown_value
 from questionnaires.validation import TEXT_MAX_LENGTH, clean_answer, is_blank
 
-from .answer_forms import shown_value
-from .models import Answer, AnswerDraft, Assessment, VendorLink
-from .services.answers import (
+from ..models import Answer, AnswerDraft, Assessment, VendorLink
+from .answers import (
     answer_values,
     editable_codes,
     require_answer_capabilities,

@@ -24,13 +24,14 @@ from django.utils import timezone
 from questionnaires.validation import stored_values
 from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
+from scoring.models import Ruleset
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
-from .audit import audit_event, audit_record, audit_record_many
-from .bulk import insert_rows, update_fields
-from .lifecycle import IllegalTransition, next_status
-from .models import (
+from ..audit import audit_event, audit_record, audit_record_many
+from ..bulk import insert_rows, update_fields
+from ..lifecycle import IllegalTransition, next_status
+from ..models import (
     Answer,
     Assessment,
     AssessmentStatus,
@@ -41,10 +42,10 @@ from .models import (
     RunStatus,
     ScoringRun,
 )
+from ..storage import evidence_storage
+from .notices import notify_tier_changed
 from .reassessment import last_approvals, reassess_by_for, reassessment_policy_for
-from .services.notices import notify_tier_changed
-from .services.webhook_events import assessment_event
-from .storage import evidence_storage
+from .webhook_events import assessment_event
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +59,6 @@ MAX_SCORING_ATTEMPTS = 12
 @lru_cache(maxsize=16)
 def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
     """Compiled once per worker process and ruleset version (content hashes key the cache)."""
-    from scoring.models import Ruleset
-
     ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
     return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
 

@@ -14,13 +14,13 @@ from django.conf import settings
 from django.utils import timezone, translation
 
 from core.errors import ServiceError
+from core.formats import list_text
 from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
-from .models import Assessment, Channel, ConfigurationChange, Review, VendorLink
-from .presenters.formats import list_text
-from .services.vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
+from ..models import Assessment, Channel, ConfigurationChange, Review, VendorLink
+from .vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
 @dataclass(frozen=True)

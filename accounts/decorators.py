@@ -19,6 +19,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.response import SimpleTemplateResponse
 from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -101,7 +102,14 @@ def _in_preferred_language(
     the language cookie that Django's LocaleMiddleware reads on every later request; nothing is
     kept between requests in the process.
     """
-    preferred = getattr(request.user, "preferred_language", "")
+    return respond_in_language(request, getattr(request.user, "preferred_language", ""), respond)
+
+
+def respond_in_language(
+    request: HttpRequest, preferred: str, respond: Callable[[], HttpResponse]
+) -> HttpResponse:
+    """`respond()` in `preferred` (and that language remembered in the cookie) unless the
+    browser already chose one; a template response is rendered within that language."""
     if (
         settings.LANGUAGE_COOKIE_NAME in request.COOKIES
         or preferred not in dict(settings.LANGUAGES)
@@ -110,6 +118,8 @@ def _in_preferred_language(
         return respond()
     with translation.override(preferred):
         response = respond()
+        if isinstance(response, SimpleTemplateResponse):
+            response.render()
     response.headers["Content-Language"] = preferred
     set_language_cookie(response, preferred)
     return response

@@ -91,6 +91,10 @@ class Assessment(models.Model):
         Organization, on_delete=models.CASCADE, related_name="assessments"
     )
     vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="assessments")
+    # Tells one vendor's assessments apart: "#12" (per organization, in creation order, never
+    # reused) and an optional label the assessors choose ("GLM-5.3 launch").
+    number = models.PositiveIntegerField(_("number"))
+    label = models.CharField(_("label"), max_length=80, blank=True)
     questionnaire = models.ForeignKey(
         QuestionnaireVersion, on_delete=models.PROTECT, related_name="assessments"
     )
@@ -127,6 +131,11 @@ class Assessment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "number"], name="unique_assessment_number_per_org"
+            )
+        ]
         indexes = [
             models.Index(fields=["organization", "status"]),
             # The API's list and its cursor (newest first), the count's version.
@@ -145,6 +154,12 @@ class Assessment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.vendor} — {self.questionnaire.key}"
+
+    @property
+    def reference(self) -> str:
+        """ "#12 · GLM-5.3 launch", or "#12" without a label: beside the vendor's name wherever
+        it names this assessment."""
+        return f"#{self.number} · {self.label}" if self.label else f"#{self.number}"
 
     @property
     def status_label(self) -> str:

@@ -11,9 +11,11 @@ from typing import Any
 
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
+from django.utils import translation
 
 from accounts.models import Organization
 from core.pagination import cached_count, cached_value
+from scoring.models import Rule
 
 from .models import (
     CLOSED_STATUSES,
@@ -23,6 +25,7 @@ from .models import (
     EvidenceFile,
     Finding,
     Review,
+    RiskTier,
     ScoringRun,
     Vendor,
     VendorLink,
@@ -188,6 +191,21 @@ def run_get(*, organization: Organization, run_id: object) -> ScoringRun:
 
 def findings_for(*, run: ScoringRun) -> QuerySet[Finding]:
     return Finding.objects.filter(run=run)
+
+
+def critical_findings_for(*, run: ScoringRun) -> dict[str, str]:
+    """The run's critical findings: rule id → the rule's title in the active language, in the
+    findings' order."""
+    rule_ids = list(
+        findings_for(run=run).filter(severity=RiskTier.CRITICAL).values_list("rule_id", flat=True)
+    )
+    titles = {
+        rule_id: zh_hant if (translation.get_language() or "").startswith("zh") else en
+        for rule_id, en, zh_hant in Rule.objects.filter(
+            ruleset_id=run.ruleset_id, rule_id__in=rule_ids
+        ).values_list("rule_id", "title_en", "title_zh_hant")
+    }
+    return {rule_id: titles.get(rule_id, rule_id) for rule_id in rule_ids}
 
 
 def evidence_for(*, assessment: Assessment) -> QuerySet[EvidenceFile]:

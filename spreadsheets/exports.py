@@ -70,6 +70,8 @@ def findings_table(*, assessment: Assessment, language: str, zone: str) -> Table
         columns = [
             Column(_("Vendor"), width=28),
             Column(_("Assessment"), INTEGER, 10),
+            Column(_("Number"), width=8),
+            Column(_("Label"), width=24),
             Column(_("Run"), INTEGER, 8),
             Column(_("Ruleset"), width=24),
             Column(_("Rule"), width=30),
@@ -120,6 +122,8 @@ def _finding_rows(assessment: Assessment, language: str, zone: str) -> Iterator[
         finding = [
             assessment.vendor.name,
             assessment.pk,
+            f"#{assessment.number}",
+            assessment.label,
             run.pk,
             run.ruleset.key,
             view.rule_id,
@@ -156,6 +160,8 @@ def portfolio_table(*, organization: Organization, language: str, zone: str) -> 
         columns = [
             Column(_("Vendor"), width=28),
             Column(_("Assessment"), INTEGER, 10),
+            Column(_("Number"), width=8),
+            Column(_("Label"), width=24),
             Column(_("Questionnaire"), width=26),
             Column(_("Status"), width=18),
             Column(_("Risk tier"), width=10),
@@ -188,6 +194,8 @@ def _portfolio_rows(
         yield [
             assessment.vendor.name,
             assessment.pk,
+            f"#{assessment.number}",
+            assessment.label,
             assessment.questionnaire.key,
             _status_as_decided(assessment, language),
             severity_label(assessment.risk_tier, language) if assessment.risk_tier else "",

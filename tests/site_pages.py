@@ -49,6 +49,7 @@ def build_world(personas: Personas) -> World:
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Short prompts only.",
+        acknowledged_findings=factories.critical_rule_ids(scored),
         channel=Channel.WEB,
     )
     remediated = factories.incident_assessment(

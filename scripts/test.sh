@@ -16,6 +16,8 @@ export REDIS_URL="redis://127.0.0.1:${AVIA_TEST_REDIS_PORT}/0"
 # A port of its own beside each Redis port, so parallel checkouts do not share a cluster.
 export AVIA_TEST_POSTGRES_PORT=${AVIA_TEST_POSTGRES_PORT:-$((AVIA_TEST_REDIS_PORT + 9000))}
 export MEDIA_ROOT="$PWD/var/test-media"
+# The tests' reference vendors listen on loopback (core.outbound refuses it otherwise).
+export PROBE_ALLOWED_NETWORKS=127.0.0.0/8
 mkdir -p artifacts var
 
 # What this run started, stopped when it ends (another run may be sharing the rest). A Redis

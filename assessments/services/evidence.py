@@ -13,8 +13,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import User
-from core.errors import ConflictError, ServiceError, StorageFullError
-from core.storage import TooLarge
+from core.errors import ConflictError, ServiceError, StorageFullError, StorageUnavailableError
+from core.storage import REMOTE_ERRORS, StorageUnavailable, TooLarge, delete_quietly
 from core.text import readable_name, text_errors
 from scoring.evidence import parse_evidence
 
@@ -141,6 +141,9 @@ def evidence_add(
                 ]
             }
         ) from None
+    except StorageUnavailable as exc:
+        logger.error("evidence upload not stored, the object store failed: %s", exc)
+        raise _store_unavailable(question_code) from exc
     except OSError as exc:
         logger.error("evidence upload not stored: %s", exc)
         raise StorageFullError(
@@ -185,10 +188,27 @@ def evidence_add(
                 "sha256": evidence.sha256,
             },
         )
+    except REMOTE_ERRORS as exc:  # read back for parsing from a store that went away
+        logger.error("evidence upload not parsed, the object store failed: %s", exc)
+        delete_quietly(storage, stored.name)
+        raise _store_unavailable(question_code) from exc
     except BaseException:
-        storage.delete(stored.name)
+        delete_quietly(storage, stored.name)
         raise
     return evidence
+
+
+def _store_unavailable(question_code: str) -> StorageUnavailableError:
+    return StorageUnavailableError(
+        {
+            question_code: [
+                _(
+                    "The file could not be stored (the file store cannot be reached); nothing "
+                    "was saved. Please try again later."
+                )
+            ]
+        }
+    )
 
 
 @transaction.atomic

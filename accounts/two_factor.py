@@ -36,6 +36,9 @@ from accounts.tenancy import org_context_for_request
 BACKUP_CODE_COUNT = 10
 TOTP_DEVICE_NAME = "authenticator"
 BACKUP_DEVICE_NAME = "backup"
+# Set in the session by a sign-in through an organization's identity provider (the sso app):
+# the provider authenticated the user, so two-factor (for password sign-ins) is not asked.
+IDENTITY_PROVIDER_SESSION_KEY = "signed_in_by_identity_provider"
 
 
 # -- selectors ------------------------------------------------------------------------------
@@ -237,6 +240,8 @@ class TwoFactorRequiredMiddleware:
     ) -> HttpResponse | None:
         user = request.user
         if not user.is_authenticated or user.is_verified():
+            return None
+        if request.session.get(IDENTITY_PROVIDER_SESSION_KEY):
             return None
         match = request.resolver_match
         if match is not None and match.view_name in _OPEN_URL_NAMES:

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
     "accounts",
+    "sso",
     "questionnaires",
     "scoring",
     "assessments",
@@ -192,6 +193,8 @@ AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
+# Called with the user on each password sign-in; each may refuse it (ValidationError).
+PASSWORD_SIGN_IN_CHECKS = ["sso.services.password_sign_in_check"]
 AUTHENTICATION_BACKENDS = [
     # First, so that a locked-out account is refused before its password is even checked.
     "axes.backends.AxesStandaloneBackend",

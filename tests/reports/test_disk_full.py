@@ -3,16 +3,19 @@ and neither a truncated PDF nor an empty file is left under MEDIA_ROOT (they kep
 so that every upload answered 507 until the stray-file sweep ran an hour later). Once there is
 room again, the next report and the next upload work.
 
-The disk fills for real: the kernel's file-size limit (RLIMIT_FSIZE) refuses a write partway,
-as a full disk does (EFBIG rather than ENOSPC: the same failure for the code that writes).
+The disk fills partway through the file: a write past ROOM_LEFT bytes writes what fits, then
+fails with ENOSPC, as a full disk does. (Reproduced first with the kernel's file-size limit,
+RLIMIT_FSIZE, which left a truncated PDF and three empty files; that limit also hits a test
+database kept in a file, so the fault is injected at the file the storage writes.)
 """
 
 from __future__ import annotations
 
-import resource
-import signal
+import errno
+import os
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -30,17 +33,43 @@ pytestmark = pytest.mark.django_db
 ROOM_LEFT = 20_000  # bytes: less than any rendered report
 
 
+class _FillingFile:
+    """A file on a disk with `room` bytes left."""
+
+    def __init__(self, handle, room: int) -> None:
+        self._handle, self._room = handle, room
+
+    def write(self, data: bytes) -> int:
+        fits = max(0, self._room)
+        self._handle.write(data[:fits])
+        self._room -= len(data)
+        if self._room < 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return len(data)
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self._handle.close()
+
+
 @contextmanager
-def disk_full_after(size: int):
-    """Writes to any file beyond `size` bytes fail (the process's file-size limit)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an error, not a killed process
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
-    try:
+def disk_full_after(room: int):
+    """Files opened for writing under MEDIA_ROOT fill up after `room` bytes."""
+    real_open = Path.open
+
+    def open_(self, mode="r", *args, **kwargs):
+        handle = real_open(self, mode, *args, **kwargs)
+        if "media" in self.parts and ("w" in mode or "x" in mode):
+            return _FillingFile(handle, room)
+        return handle
+
+    with mock.patch.object(Path, "open", open_):
         yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
 
 
 def files_under(root: Path) -> list[Path]:
@@ -66,7 +95,7 @@ def test_a_render_on_a_full_disk_fails_clearly_and_leaves_no_file(
 
     report.refresh_from_db()
     assert report.status == "failed"
-    assert "File too large" in report.error or "No space left" in report.error, report.error
+    assert "No space left on device" in report.error, report.error
     assert files_under(settings.MEDIA_ROOT / "reports") == []
 
     # Room again: the next report and an upload work.

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from core.errors import ConflictError, ServiceError, StorageFullError, StorageUnavailableError
-from core.storage import REMOTE_ERRORS, StorageUnavailable, TooLarge, delete_quietly
+from core.storage import StorageUnavailable, TooLarge, delete_quietly
 from core.text import readable_name, text_errors
 from scoring.evidence import parse_evidence
 
@@ -157,10 +157,12 @@ def evidence_add(
         ) from exc
     # The file is written before its row: if parsing or the row fails, remove the file again.
     try:
-        with storage.open(stored.name, "rb") as handle:
-            result = parse_evidence(
-                handle, parser=question.parser, source_name=original_name, max_bytes=limit
-            )
+        # Parsed from the upload itself (the bytes just stored, by their SHA-256), not read back
+        # from the storage: from an object store that would be a second transfer of the file.
+        upload.seek(0)
+        result = parse_evidence(
+            upload, parser=question.parser, source_name=original_name, max_bytes=limit
+        )
         evidence = EvidenceFile.objects.create(
             assessment=assessment,
             question_code=question_code,
@@ -188,10 +190,6 @@ def evidence_add(
                 "sha256": evidence.sha256,
             },
         )
-    except REMOTE_ERRORS as exc:  # read back for parsing from a store that went away
-        logger.error("evidence upload not parsed, the object store failed: %s", exc)
-        delete_quietly(storage, stored.name)
-        raise _store_unavailable(question_code) from exc
     except BaseException:
         delete_quietly(storage, stored.name)
         raise

@@ -149,3 +149,24 @@ def test_a_download_from_a_store_that_is_away_is_503_not_500(
     client.force_login(personas.ava)
     response = client.get(reverse("assessments:evidence_download", args=[evidence.pk]))
     assert response.status_code == 503
+
+
+def test_the_stray_file_sweep_removes_orphan_objects_and_keeps_referenced_ones(
+    object_store, s3_endpoint, scored, personas
+):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    evidence = upload(draft(scored, personas), personas, LOG.read_bytes())
+    kept = f"{object_store}/evidence/{evidence.storage_name}"
+    orphan = f"{object_store}/evidence/{scored.organization_id}/orphan-of-a-rolled-back-row"
+    s3_client(s3_endpoint).put_object(Bucket=BUCKET, Key=orphan, Body=b"left behind")
+
+    out = StringIO()
+    call_command("remove_stray_files", "--older-than", "0", stdout=out)
+
+    names = object_names(s3_endpoint)
+    assert orphan not in names, out.getvalue()
+    assert kept in names
+    assert "orphan-of-a-rolled-back-row" in out.getvalue()

@@ -62,6 +62,8 @@ class StorageUnavailable(OSError):
 
 # What a remote store raises; callers see StorageUnavailable.
 REMOTE_ERRORS: tuple[type[BaseException], ...] = (BotoCoreError, ClientError)
+# Everything a write or a read of a stored file may meet: a full disk or a store that is away.
+STORAGE_ERRORS: tuple[type[BaseException], ...] = (OSError, BotoCoreError, ClientError)
 
 
 def file_storage(kind: str) -> Storage:
@@ -149,7 +151,7 @@ def delete_quietly(storage: Storage, name: str) -> None:
     """Remove what a failed write left; if that fails too, remove_stray_files sweeps it later."""
     try:
         storage.delete(name)
-    except (OSError, BotoCoreError, ClientError) as exc:
+    except STORAGE_ERRORS as exc:
         logger.warning("could not remove %s after a failed write: %s", name, exc)
 
 

@@ -170,3 +170,28 @@ def test_the_stray_file_sweep_removes_orphan_objects_and_keeps_referenced_ones(
     assert orphan not in names, out.getvalue()
     assert kept in names
     assert "orphan-of-a-rolled-back-row" in out.getvalue()
+
+
+def test_a_renewal_whose_evidence_cannot_be_copied_fails_clearly_and_keeps_nothing(
+    object_store, s3_endpoint, scored, personas, settings
+):
+    from assessments.models import Assessment, RenewalReason
+    from assessments.services.reassessment import renewal_start
+
+    before = set(object_names(s3_endpoint))
+    assessments = Assessment.objects.count()
+    dead = {**settings.STORAGES["evidence"]["OPTIONS"], "endpoint_url": "http://127.0.0.1:9"}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "evidence": {**settings.STORAGES["evidence"], "OPTIONS": dead},
+    }
+    with pytest.raises(StorageUnavailableError) as caught:
+        renewal_start(
+            assessment=scored,
+            reason=RenewalReason.DUE,
+            member=member_of(personas.ava),
+            channel=Channel.WEB,
+        )
+    assert "file store" in caught.value.errors["evidence"][0]
+    assert Assessment.objects.count() == assessments
+    assert set(object_names(s3_endpoint)) == before

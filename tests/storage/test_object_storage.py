@@ -195,3 +195,31 @@ def test_a_renewal_whose_evidence_cannot_be_copied_fails_clearly_and_keeps_nothi
     assert "file store" in caught.value.errors["evidence"][0]
     assert Assessment.objects.count() == assessments
     assert set(object_names(s3_endpoint)) == before
+
+
+def test_a_large_transfer_holds_a_bounded_part_of_the_file_in_memory(object_store, s3_endpoint):
+    """48 MB up and down through the store: memory holds parts of it (boto3's defaults held
+    56 MB for a 50 MB upload), never the whole file."""
+    import tracemalloc
+
+    from assessments.storage import evidence_storage
+    from core.storage import write_atomically
+
+    block = bytes(range(256)) * 256  # 64 KiB
+    storage = evidence_storage()
+    storage.exists("warm-up")  # the client is made outside the measurement
+    tracemalloc.start()
+    try:
+        stored = write_atomically(storage, "bounded/one", (block for _ in range(768)))
+        upload_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        digest = hashlib.sha256()
+        with storage.open(stored.name, "rb") as handle:
+            for chunk in handle.chunks():
+                digest.update(chunk)
+        download_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert digest.hexdigest() == stored.sha256 and stored.size == 48 * 2**20
+    assert upload_peak < 36 * 2**20, upload_peak
+    assert download_peak < 24 * 2**20, download_peak

@@ -26,12 +26,15 @@ from ..models import (
     ReviewDecision,
     RiskDecision,
 )
+from ..selectors import critical_findings_for
 from .answers import vendor_question_codes
 from .guards import require_member, transition
 from .notices import notify_signed_off
 from .reassessment import reassess_by_for
 from .vendor_mail import changes_requested_notify
 from .webhook_events import assessment_event
+
+APPROVALS = (ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS)
 
 
 def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
@@ -58,12 +61,16 @@ def review_record(
     message: str = "",
     reopen_codes: list[str] | None = None,
     run_id: int | None = None,
+    acknowledged_findings: list[str] | None = None,
 ) -> Review:
     """Sign off (or send back) a scored assessment: a reviewer who took no part decides.
 
     `run_id` is the scoring run the reviewer read (the review page carries it): when the
     assessment was scored again since (a rescore batch keeps it `scored` with a new latest run),
-    the decision is refused (409) rather than recorded against findings nobody read."""
+    the decision is refused (409) rather than recorded against findings nobody read.
+
+    Approving despite critical findings (a live cross-tenant leak) needs each of them named in
+    `acknowledged_findings`: an approval is never one click away from a finding nobody saw."""
     require_member(member, assessment, Capability.REVIEW)
     reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
@@ -115,6 +122,25 @@ def review_record(
         ]
     if assessment.latest_run is None:
         errors.setdefault("status", []).append(_("The assessment has not been scored yet."))
+    acknowledged = sorted(set(acknowledged_findings or []))
+    if decision in APPROVALS and assessment.latest_run is not None:
+        critical = critical_findings_for(run=assessment.latest_run)
+        unconfirmed = [rule_id for rule_id in critical if rule_id not in acknowledged]
+        if unconfirmed:
+            errors["acknowledged_findings"] = [
+                _(
+                    "Critical findings stand against this approval: %(findings)s. Confirm "
+                    "each one to approve despite it."
+                )
+                % {
+                    "findings": "; ".join(
+                        f"{rule_id} ({critical[rule_id]})" for rule_id in unconfirmed
+                    )
+                }
+            ]
+        acknowledged = [rule_id for rule_id in acknowledged if rule_id in critical]
+    else:
+        acknowledged = []
     if errors:
         raise ServiceError(errors)
     event = {
@@ -150,7 +176,8 @@ def review_record(
         action=f"review.{decision}",
         actor=reviewer,
         channel=channel,
-        detail={"conditions": review.conditions, "reopened": reopen},
+        detail={"conditions": review.conditions, "reopened": reopen}
+        | ({"acknowledged_findings": acknowledged} if acknowledged else {}),
     )
     notify_signed_off(review=review)
     if decision != ReviewDecision.CHANGES_REQUESTED:  # a request for changes decides nothing

@@ -4,8 +4,10 @@ presenter), and PRB-02 refused to everyone but AVIA itself."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import pypdf
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.template.loader import render_to_string
@@ -23,9 +25,11 @@ from core.errors import ServiceError
 from probes.models import ProbeRun, ProbeRunStatus
 from probes.services import probe_run_fail, probe_setup_save
 from reports.context import report_context
-from reports.rendering import report_html
+from reports.rendering import render_report, report_html
 from tests.html_elements import Elements
 from tests.personas import member_of
+from tests.reports.conftest import ARTIFACTS as REPORT_ARTIFACTS
+from tests.reports.conftest import render_first_page_png
 
 from .conftest import make_v2_assessment, probed, rules_fired_by, setup_fields
 from .vendor import closed_loopback_port
@@ -228,6 +232,27 @@ def test_a_finished_probe_is_attached_as_evidence_and_scored_again(
     # The PDF's headings are words, never the rules' codes (probe.oversize = accepted).
     for edition in (html, chinese):
         assert "probe.oversize" not in edition and "probe.&lt;check&gt;" not in edition
+    # The probe chapter of the real PDF, in both languages, as pictures for the CI artefacts.
+    for language, title in (("en", "Isolation probe"), ("zh-hant", "隔離探測")):
+        rendered = render_report(report_context(run=latest, language=language, number="AVIA-T"))
+        pdf = pypdf.PdfReader(io.BytesIO(rendered.pdf))
+        (chapter,) = [  # the chapters (a chapter's sections are nested lists)
+            item
+            for item in pdf.outline
+            if not isinstance(item, list) and str(item["/Title"]) == title
+        ]
+        page = pdf.get_destination_page_number(chapter) + 1
+        assert hit["canary"] in "".join(
+            "".join(pdf.pages[index].extract_text().split())
+            for index in range(page - 1, len(pdf.pages))
+        )
+        REPORT_ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        source = REPORT_ARTIFACTS / f"probe-chapter-{language}.pdf"
+        source.write_bytes(rendered.pdf)
+        picture = render_first_page_png(
+            source, REPORT_ARTIFACTS / f"probe-chapter-{language}", page
+        )
+        assert picture.stat().st_size > 10_000
 
 
 def test_the_result_panel_escapes_the_vendors_text_and_hides_credentials():

@@ -23,7 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
 from accounts.models import ApiToken, Membership
-from accounts.services import api_token_create, organization_update_branding
+from accounts.services import api_token_create, membership_add, organization_update_branding
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
@@ -104,6 +104,10 @@ MATRIX: dict[str, Rule] = {
     "accounts:invitation_accept": R(kind="public"),
     "accounts:password_set_done": R(kind="public"),
     "accounts:organizations": R(acme_object=False),
+    # Other Org's invitation to Vic: only Vic answers it; to anyone else it does not exist.
+    "accounts:invitation_respond": R(
+        "POST", roles=("viewer",), hidden_from=("owner", "assessor", "reviewer")
+    ),
     "accounts:switch_organization": R(
         "POST", data=lambda world: {"organization_id": world.personas.acme.pk}
     ),
@@ -377,7 +381,12 @@ def world(django_db_setup, django_db_blocker, world_media):
             words={"vendor": "Inferno AI"},
             path=f"/assessments/{acme_assessment.pk}/",
         )
+        invitation = membership_add(
+            organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
+        )
         kwargs = {
+            "invitation_id": invitation.pk,
+            "answer": "accept",
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,
             "endpoint_id": webhook.pk,
             "batch_id": batch.pk,

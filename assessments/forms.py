@@ -321,3 +321,10 @@ class ReassessForm(forms.Form):
     note = forms.CharField(
         label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000
     )
+
+
+class ThreadMessageForm(forms.Form):
+    # Checked by the service (`core.text`, the length): one message per error, named there.
+    body = forms.CharField(
+        label=_("Message"), required=False, widget=forms.Textarea(attrs={"rows": 4})
+    )

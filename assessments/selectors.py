@@ -233,12 +233,15 @@ def thread_find(*, assessment: Assessment, question_code: str) -> Thread | None:
     return threads_for(assessment=assessment).filter(question_code=question_code).first()
 
 
-def threads_awaiting_members(*, organization: Organization) -> dict[int, int]:
-    """Per assessment of the organization: how many open threads wait for a member's answer
-    (the vendor wrote last)."""
+def threads_awaiting_members(
+    *, organization: Organization, assessment_ids: list[int]
+) -> dict[int, int]:
+    """Per assessment of the organization among `assessment_ids` (a page's): how many open
+    threads wait for a member's answer (the vendor wrote last)."""
     rows = (
         Thread.objects.filter(
             assessment__organization=organization,
+            assessment_id__in=assessment_ids,
             status=ThreadStatus.OPEN,
             turn=ThreadTurn.MEMBER,
         )

@@ -59,14 +59,38 @@ def thread_ask(
     """A member writes to the vendor about one question: opens its thread, or continues it
     (reopening it when it was resolved). The vendor's turn; they are emailed."""
     require_member(member, assessment, Capability.EDIT_ASSESSMENT)
-    actor = member.user
-    errors = _body_errors(body)
+    errors = thread_message_errors(assessment=assessment, question_code=question_code, body=body)
+    if errors:
+        raise ServiceError(errors)
+    return thread_post(
+        assessment=assessment,
+        actor=member.user,
+        question_code=question_code,
+        body=body,
+        channel=channel,
+    )
+
+
+def thread_message_errors(
+    *, assessment: Assessment, question_code: str, body: str, field: str = "body"
+) -> dict[str, list[Any]]:
+    """Why a member's message about `question_code` cannot be posted (empty: it can); the
+    body's errors under `field`."""
+    errors: dict[str, list[Any]] = {
+        field if key == "body" else key: value for key, value in _body_errors(body).items()
+    }
     if question_code not in vendor_question_codes(assessment.questionnaire.spec):
         errors["question_code"] = [
             _("%(code)s is not a question the vendor answers.") % {"code": question_code}
         ]
-    if errors:
-        raise ServiceError(errors)
+    return errors
+
+
+def thread_post(
+    *, assessment: Assessment, actor: User, question_code: str, body: str, channel: str
+) -> ThreadMessage:
+    """Post a member's message checked by `thread_message_errors`, in the caller's
+    transaction: by an assessor (`thread_ask`), or by a reviewer requesting changes."""
     lock_row(Assessment, assessment.pk)  # two first questions at once make one thread
     thread, created = Thread.objects.get_or_create(
         assessment=assessment,

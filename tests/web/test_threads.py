@@ -268,3 +268,61 @@ def test_a_link_never_reaches_another_assessments_thread(client, personas, invit
     assert client.get(url).status_code == 404
     assert client.post(url, {"body": "Hi"}).status_code == 404
     assert Thread.objects.get().messages.count() == 1
+
+
+# -- a request for changes carries its thread -------------------------------------------------
+
+
+def test_the_reviewer_attaches_a_message_to_a_reopened_question(client, personas, scored):
+    client.force_login(personas.rex)
+    url = reverse("assessments:review", args=[scored.pk])
+    page = client.get(url).content.decode()
+    assert f'name="thread_{CODE}"' in page
+    response = client.post(
+        url,
+        {
+            "decision": "changes_requested",
+            "message": "Please check the KV pool.",
+            "reopen_codes": [CODE],
+            "run": scored.latest_run_id,
+            f"thread_{CODE}": "Your log shows 0.7, not 0.85.",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    thread = Thread.objects.get(assessment=scored)
+    assert (thread.question_code, thread.status, thread.turn) == (CODE, "open", "vendor")
+    assert thread.created_by == personas.rex
+    assert [m.body for m in thread.messages.all()] == ["Your log shows 0.7, not 0.85."]
+    assert OutboundEmail.objects.filter(kind=EmailKind.THREAD_QUESTION).count() == 1
+
+
+def test_a_message_on_a_question_not_reopened_refuses_the_decision(client, personas, scored):
+    client.force_login(personas.rex)
+    response = client.post(
+        reverse("assessments:review", args=[scored.pk]),
+        {
+            "decision": "changes_requested",
+            "message": "Please check the KV pool.",
+            "reopen_codes": [CODE],
+            "run": scored.latest_run_id,
+            "thread_KV-02": "This one is not re-opened.",
+        },
+    )
+    assert response.status_code == 400
+    assert "KV-02 is not re-opened" in response.content.decode()
+    assert not Thread.objects.exists()
+    scored.refresh_from_db()
+    assert scored.status == "scored"
+
+
+def test_the_dashboard_counts_answers_waiting_for_a_member(client, personas, invited):
+    assessment, link, _token = invited
+    ask(personas, assessment)
+    client.force_login(personas.vic)
+    dashboard = reverse("assessments:dashboard")
+    assert "thread-badge" not in client.get(dashboard).content.decode()  # the vendor's turn
+    thread_reply_vendor(vendor_link=link, question_code=CODE, body="0.85")
+    page = client.get(dashboard).content.decode()
+    assert "1 answer from the vendor to read" in page
+    thread_resolve(thread=Thread.objects.get(), member=member_of(personas.ava), channel=Channel.WEB)
+    assert "thread-badge" not in client.get(dashboard).content.decode()

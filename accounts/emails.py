@@ -27,7 +27,8 @@ from outbox.links import site_url
 from outbox.models import EmailKind
 from outbox.services import email_enqueue
 
-from .models import Membership, User
+from .limits import reset_email_allowed
+from .models import Membership, MembershipInvitation, User
 from .roles import Role
 
 
@@ -38,11 +39,14 @@ def password_link(user: User, view_name: str) -> str:
     return site_url(view_name, uidb64=uidb64, token=token)
 
 
-def member_invitation_send(*, membership: Membership, actor: User) -> None:
+def member_invitation_send(*, membership: Membership | MembershipInvitation, actor: User) -> None:
+    """A new member's invitation, or an existing account's invitation to accept (in the app,
+    on the organizations page) or decline."""
     user = membership.user
     has_password = user.has_usable_password()
+    pending = isinstance(membership, MembershipInvitation)
     email_enqueue(
-        event_key=f"member-invitation:{membership.pk}",
+        event_key=f"{'membership-invitation' if pending else 'member-invitation'}:{membership.pk}",
         kind=EmailKind.MEMBER_INVITATION,
         to=user.email,
         language=user.preferred_language,
@@ -53,10 +57,13 @@ def member_invitation_send(*, membership: Membership, actor: User) -> None:
             # Lazy: read in the recipient's language when the email is rendered, not the inviter's.
             "role": Role(membership.role).label,
             "inviter": actor,
-            "url": site_url("accounts:login")
+            "url": site_url("accounts:organizations")
+            if pending
+            else site_url("accounts:login")
             if has_password
             else password_link(user, "accounts:invitation_accept"),
             "has_password": has_password,
+            "pending": pending,
         },
         organization=membership.organization,
         secret=not has_password,
@@ -112,6 +119,8 @@ class OutboxPasswordResetForm(PasswordResetForm):
         html_email_template_name: str | None = None,
     ) -> None:
         user = context["user"]
+        if not reset_email_allowed(to_address=to_email):
+            return  # the limit of this address this hour (accounts.limits)
         written = email_enqueue(
             event_key=f"password-reset:{user.pk}:{self.request_id}",
             kind=EmailKind.PASSWORD_RESET,

@@ -4,8 +4,10 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import User
 from accounts.roles import Role
 from accounts.validators import (
     LOGO_MAX_BYTES,
@@ -25,6 +27,13 @@ class EmailAuthenticationForm(AuthenticationForm):
     def clean_username(self) -> str:
         # Stored addresses are lower-case (see UserManager).
         return self.cleaned_data["username"].strip().lower()
+
+    def confirm_login_allowed(self, user: User) -> None:
+        super().confirm_login_allowed(user)
+        # Checks of other apps (an organization that requires single sign-on), named in
+        # settings.PASSWORD_SIGN_IN_CHECKS: each raises ValidationError to refuse.
+        for check in settings.PASSWORD_SIGN_IN_CHECKS:
+            import_string(check)(user)
 
 
 class SwitchOrganizationForm(forms.Form):

@@ -182,6 +182,42 @@ class Membership(models.Model):
         return f"{self.user} @ {self.organization} ({self.role})"
 
 
+class MembershipInvitation(models.Model):
+    """An organization's offer of a role to a user who already has an account: it binds them
+    only once they accept it in the app (issue 28: another organization's owner could bind a
+    user without asking, then require two-factor of them)."""
+
+    user = models.ForeignKey(
+        User, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("user")
+    )
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="invitations",
+        verbose_name=_("organization"),
+    )
+    role = models.CharField(_("role"), max_length=20, choices=Role.choices)
+    invited_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("invited by")
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("membership invitation")
+        verbose_name_plural = _("membership invitations")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "organization"], name="accounts_invitation_one_per_user_and_org"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="accounts_invitation_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} invited to {self.organization} ({self.role})"
+
+
 # Tokens look like "avia_" + secrets.token_urlsafe(32); lists show the first 8 characters.
 TOKEN_KEY_PREFIX = "avia_"
 TOKEN_DISPLAY_PREFIX_LENGTH = 8

@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 
-from accounts.models import ApiToken, Membership, Organization, User
+from accounts.models import ApiToken, Membership, MembershipInvitation, Organization, User
 
 
 def memberships_for_user(*, user: User) -> QuerySet[Membership]:
@@ -48,4 +48,14 @@ def api_tokens_of_organization(*, organization: Organization) -> QuerySet[ApiTok
         ApiToken.objects.filter(organization=organization, revoked_at__isnull=True)
         .select_related("user")
         .order_by("user__email", "-created_at", "-pk")
+    )
+
+
+def invitations_for_user(*, user: User) -> QuerySet[MembershipInvitation]:
+    """The invitations waiting for the user's answer, oldest first."""
+    return (
+        MembershipInvitation.objects.filter(user=user)
+        .select_related("organization", "invited_by")
+        .defer("organization__logo")
+        .order_by("created_at", "pk")
     )

@@ -18,11 +18,13 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from accounts.emails import member_invitation_send
+from accounts.limits import invitation_problem
 from accounts.models import (
     TOKEN_DISPLAY_PREFIX_LENGTH,
     TOKEN_KEY_PREFIX,
     ApiToken,
     Membership,
+    MembershipInvitation,
     Organization,
     User,
 )
@@ -150,9 +152,10 @@ def membership_add(
     role: str,
     actor: User,
     language: str | None = None,
-) -> Membership:
+) -> Membership | MembershipInvitation:
     """Add a user (created if unknown, with an unusable password, in `language`) to an
-    organization, and email them an invitation (a new user's link sets their password)."""
+    organization, and email them an invitation (a new user's link sets their password). A user
+    who already has an account is invited instead: a membership once they accept."""
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_MEMBERS
     )
@@ -163,8 +166,38 @@ def membership_add(
     user = _user_for_email(email, language=language)
     if Membership.objects.filter(user=user, organization=organization).exists():
         raise ServiceError({"email": [_("%(email)s is already a member.") % {"email": user.email}]})
+    if problem := invitation_problem(organization=organization, to_address=user.email):
+        raise ServiceError({"email": [problem]})
+    if _has_an_account(user):
+        # Consent first: an existing account is only invited; it joins once it accepts.
+        invitation, _created = MembershipInvitation.objects.update_or_create(
+            user=user, organization=organization, defaults={"role": role, "invited_by": actor}
+        )
+        member_invitation_send(membership=invitation, actor=actor)
+        return invitation
     membership = Membership.objects.create(user=user, organization=organization, role=role)
     member_invitation_send(membership=membership, actor=actor)
+    return membership
+
+
+def _has_an_account(user: User) -> bool:
+    """Whether the user existed before this invitation: a password chosen, or a membership."""
+    return user.has_usable_password() or Membership.objects.filter(user=user).exists()
+
+
+@transaction.atomic
+def invitation_respond(
+    *, invitation: MembershipInvitation, user: User, accept: bool
+) -> Membership | None:
+    """Accept (the membership is created) or decline an invitation addressed to `user`."""
+    if invitation.user_id != user.pk:
+        raise ForbiddenError({"invitation": [_("This invitation is addressed to someone else.")]})
+    membership = None
+    if accept:
+        membership, _created = Membership.objects.get_or_create(
+            user=user, organization=invitation.organization, defaults={"role": invitation.role}
+        )
+    invitation.delete()
     return membership
 
 

@@ -10,8 +10,9 @@ Personal API tokens are not affected (they are separate credentials, revocable b
 from __future__ import annotations
 
 import base64
+import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import segno
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -20,18 +21,24 @@ from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django_otp import match_token, user_has_device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, role_can
+from accounts.tenancy import org_context_for_request
 
 BACKUP_CODE_COUNT = 10
 TOTP_DEVICE_NAME = "authenticator"
 BACKUP_DEVICE_NAME = "backup"
+# Set in the session by a sign-in through an organization's identity provider (the sso app):
+# the provider authenticated the user, so two-factor (for password sign-ins) is not asked.
+IDENTITY_PROVIDER_SESSION_KEY = "signed_in_by_identity_provider"
 
 
 # -- selectors ------------------------------------------------------------------------------
@@ -42,19 +49,17 @@ def two_factor_required(*, user: User) -> bool:
     return Membership.objects.filter(user=user, organization__require_two_factor=True).exists()
 
 
-def two_factor_needed(*, user: User) -> bool:
-    """Whether the user's session must pass a second factor: they have a device, or an
-    organization they belong to requires one. One query (asked on every unverified request)."""
+def two_factor_needed(*, user: User, organization: Organization | None) -> bool:
+    """Whether the user's session must pass a second factor: they have a device, or the
+    organization the request acts in requires one (another organization's requirement applies
+    there only: issue 28). One query (asked on every unverified request)."""
+    if organization is not None and organization.require_two_factor:
+        return True
     devices = [
         model.objects.filter(user=OuterRef("pk"), confirmed=True)
         for model in (TOTPDevice, StaticDevice)
     ]
-    required = Membership.objects.filter(user=OuterRef("pk"), organization__require_two_factor=True)
-    return (
-        User.objects.filter(pk=user.pk)
-        .filter(Exists(devices[0]) | Exists(devices[1]) | Exists(required))
-        .exists()
-    )
+    return User.objects.filter(pk=user.pk).filter(Exists(devices[0]) | Exists(devices[1])).exists()
 
 
 def two_factor_enrolled(*, user: User) -> bool:
@@ -105,6 +110,7 @@ def totp_enrolment_confirm(
     device = totp_pending_device(user=user)
     if device is None:
         raise ValidationError({"code": _("Start again: scan the new QR code first.")})
+    _refuse_while_throttled([device])
     if not device.verify_token(_digits(code)):
         raise ValidationError({"code": _("That code is not right; enter the current six digits.")})
     TOTPDevice.objects.filter(user=user, confirmed=True).delete()
@@ -129,10 +135,37 @@ def two_factor_verify(*, user: User, code: str) -> TOTPDevice | StaticDevice:
     """The device that accepts `code` (an authenticator code or an unused backup code)."""
     # One attempt per code: every failed attempt slows the device down (django-otp throttling).
     cleaned = code.strip().lower().replace(" ", "").replace("-", "")
+    _refuse_while_throttled(TOTPDevice.objects.filter(user=user, confirmed=True))
     device = match_token(user, cleaned)
     if device is None:
         raise ValidationError({"code": _("That code is not right.")})
     return device
+
+
+def _refuse_while_throttled(devices: Iterable[TOTPDevice]) -> None:
+    """During django-otp's throttle every code is refused, the right one too: say so, rather
+    than "That code is not right" (issue 28)."""
+    for device in devices:
+        allowed, details = device.verify_is_allowed()
+        if not allowed:
+            locked_until = (details or {}).get("locked_until")
+            seconds = (
+                max(1, math.ceil((locked_until - timezone.now()).total_seconds()))
+                if locked_until
+                else 1
+            )
+            raise ValidationError(
+                {
+                    "code": ngettext(
+                        "Too many wrong codes: wait %(seconds)s second, then enter the current "
+                        "code.",
+                        "Too many wrong codes: wait %(seconds)s seconds, then enter the current "
+                        "code.",
+                        seconds,
+                    )
+                    % {"seconds": seconds}
+                }
+            )
 
 
 @transaction.atomic
@@ -180,6 +213,9 @@ _OPEN_URL_NAMES = {
     "accounts:logout",
     "accounts:two_factor",
     "accounts:two_factor_verify",
+    # Working in an organization that does not require it stays possible (the requirement is
+    # the organization's own): switching there needs no second factor.
+    "accounts:switch_organization",
     "set_language",
     "accounts:set_language",  # the header's switch
     "assessments:set_language",
@@ -189,7 +225,7 @@ _OPEN_PREFIXES = ("/v/", "/static/")
 
 
 class TwoFactorRequiredMiddleware:
-    """Sends a signed-in user who has a device, or belongs to an organization that requires
+    """Sends a signed-in user who has a device, or who acts in an organization that requires
     two-factor, to verification (or enrolment) before anything else; API calls in such a
     session get 403."""
 
@@ -205,15 +241,21 @@ class TwoFactorRequiredMiddleware:
         user = request.user
         if not user.is_authenticated or user.is_verified():
             return None
+        if request.session.get(IDENTITY_PROVIDER_SESSION_KEY):
+            return None
         match = request.resolver_match
         if match is not None and match.view_name in _OPEN_URL_NAMES:
             return None
-        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(user=user):
+        context = org_context_for_request(request)
+        organization = context.organization if context else None
+        if request.path.startswith(_OPEN_PREFIXES) or not two_factor_needed(
+            user=user, organization=organization
+        ):
             return None
         if request.path.startswith("/api/"):
             message = (
                 _("Your organization requires two-factor sign-in: verify in the web app.")
-                if two_factor_required(user=user)
+                if organization is not None and organization.require_two_factor
                 else _("Your account uses two-factor sign-in: verify in the web app.")
             )
             return JsonResponse({"errors": {"two_factor": [message]}}, status=403)

@@ -29,6 +29,11 @@ urlpatterns = [
     ),
     path("", views.organizations, name="organizations"),
     path("switch/", views.switch, name="switch_organization"),
+    path(
+        "invitations/<int:invitation_id>/<str:answer>/",
+        views.invitation_respond_view,
+        name="invitation_respond",
+    ),
     path("language/", views.set_language, name="set_language"),
     # Shortcuts to the current organization's pages, for navigation links.
     path("current/<str:page>/", views.current_organization_page, name="current_page"),

@@ -5,6 +5,7 @@ capability), then fetches objects only within the organization it resolved.
 """
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -35,17 +36,21 @@ from accounts.forms import (
     MemberRoleForm,
     SwitchOrganizationForm,
 )
-from accounts.models import Organization, User
+from accounts.limits import reset_client_refused, reset_refused_message
+from accounts.lockout import address_locked_out, lockout_response
+from accounts.models import MembershipInvitation, Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
     api_tokens_for,
     api_tokens_of_organization,
+    invitations_for_user,
     members_of,
     memberships_for_user,
 )
 from accounts.services import (
     api_token_create,
     api_token_revoke,
+    invitation_respond,
     membership_add,
     membership_change_role,
     membership_remove,
@@ -81,6 +86,11 @@ class LoginView(auth_views.LoginView):
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
 
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if address_locked_out(request):  # guessing across accounts (accounts.lockout)
+            return lockout_response(request, None, None)
+        return super().post(request, *args, **kwargs)
+
 
 class PasswordResetView(auth_views.PasswordResetView):
     """Django's own password reset; the email goes through the outbox, in the user's language.
@@ -93,6 +103,11 @@ class PasswordResetView(auth_views.PasswordResetView):
     success_url = reverse_lazy("accounts:password_reset_done")
 
     def form_valid(self, form: OutboxPasswordResetForm) -> HttpResponse:  # type: ignore[override]
+        if reset_client_refused(self.request):
+            form.add_error(None, reset_refused_message())
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
         email, request_id = form.cleaned_data["email"], uuid.uuid4().hex
         if not publish(send_password_reset, email, request_id):
             # The broker is down: do it here rather than lose the request.
@@ -152,8 +167,27 @@ def organizations(request: HttpRequest) -> HttpResponse:
                 for membership in memberships_for_user(user=request.user)
             ],
             "current_organization_id": current.organization.pk if current else None,
+            "invitations": invitations_for_user(user=request.user),
         },
     )
+
+
+@login_required
+@require_POST
+def invitation_respond_view(request: HttpRequest, invitation_id: int, answer: str) -> HttpResponse:
+    """Accept or decline an invitation to another organization (only the invited user's own)."""
+    if answer not in ("accept", "decline"):
+        raise Http404
+    invitation = get_object_or_404(invitations_for_user(user=request.user), pk=invitation_id)
+    organization = invitation.organization
+    invitation_respond(invitation=invitation, user=request.user, accept=answer == "accept")
+    if answer == "accept":
+        messages.success(request, _("You joined %(org)s.") % {"org": organization.name})
+    else:
+        messages.success(
+            request, _("You declined the invitation to %(org)s.") % {"org": organization.name}
+        )
+    return redirect("accounts:organizations")
 
 
 @login_required
@@ -269,9 +303,14 @@ def members(request: HttpRequest, context: OrgContext) -> HttpResponse:
             except ServiceError as error:
                 add_errors(form, error)
             else:
+                template = (
+                    _("%(email)s was invited as %(role)s: they join once they accept.")
+                    if isinstance(membership, MembershipInvitation)
+                    else _("%(email)s was added as %(role)s and invited by email.")
+                )
                 messages.success(
                     request,
-                    _("%(email)s was added as %(role)s and invited by email.")
+                    template
                     % {"email": membership.user.email, "role": Role(membership.role).label},
                 )
                 return redirect("accounts:members", organization_slug=context.organization.slug)

@@ -36,6 +36,10 @@ LAUNCH = "incident-2026-launch"
 REMEDIATED = "incident-2026-remediated"
 LAUNCH_V2 = "incident-2026-launch-v2"
 REMEDIATED_V2 = "incident-2026-remediated-v2"
+# A vendor answering v3 that declares twice the context its endpoint serves, and the probe
+# result that found it (`overclaimed`).
+OVERCLAIMED_V3 = "overclaimed-v3"
+OVERCLAIMED_PROBE = EXAMPLES_DIR / "probe-overclaimed.json"
 LAUNCH_LOG = "sglang-prefill-glm53-launch.log"
 REMEDIATED_LOG = "sglang-prefill-glm53-remediated.log"
 VENDOR_NAME = "Cloud Inference Co"
@@ -92,7 +96,8 @@ def incident_assessment(
     `member` creates it with the buyer's answers (section USE). The vendor's answers (from the
     example file `answers_from`, overridden by `answers`) and the `evidence` files (question
     code, path; default: the launch-day prefill log for CTX-08) are given by the member or,
-    `through_link`, by the vendor through a private link. Then it is submitted and scored,
+    `through_link`, by the vendor through a private link; a file AVIA produces (a stored probe
+    result for PRB-02) is attached by AVIA. Then it is submitted and scored,
     unless `submit`/`score` say to stop earlier.
     """
     document = example(answers_from)
@@ -137,7 +142,10 @@ def incident_assessment(
         by = {"actor": member.user, "channel": channel}
     answers_save(assessment=assessment, answers=vendor_answers, comments=vendor_comments, **by)
     for code, path in logs(LAUNCH_LOG) if evidence is None else evidence:
-        evidence_add(assessment=assessment, question_code=code, upload=upload(path), **by)
+        # A file AVIA produces (a probe result) is attached by AVIA itself, as a probe run does.
+        question = questionnaire.spec.questions[code]
+        attached_by = {"channel": Channel.SYSTEM} if question.produced_by_avia else by
+        evidence_add(assessment=assessment, question_code=code, upload=upload(path), **attached_by)
     if submit:
         return submit_and_score(assessment, score=score, **by)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)

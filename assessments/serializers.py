@@ -17,7 +17,7 @@ from questionnaires.validation import (
     TEXT_MAX_LENGTH,
     too_many_codes_message,
 )
-from scoring.results import EvidenceItem
+from scoring.results import EvidenceItem, EvidenceKind
 
 from .models import (
     Assessment,
@@ -45,10 +45,15 @@ _HOST = (
     r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})"
 )
 _PCHAR = r"([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+# The address only: the empty website is the schema's other branch (allow_blank), and a pattern
+# that matched "" too made the schema's oneOf refuse it (both branches matched).
 WEBSITE_PATTERN = (
-    rf"^(https?://{_HOST}(:[0-9]{{1,5}})?(/({_PCHAR}|/)*)?"
-    rf"(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?)?$"
+    rf"^https?://{_HOST}(:[0-9]{{1,5}})?(/({_PCHAR}|/)*)?"
+    rf"(\?({_PCHAR}|[/?])*)?(#({_PCHAR}|[/?])*)?$"
 )
+
+# Every kind of a finding's evidence item (scoring.results.EvidenceKind), in the schema's enum.
+EVIDENCE_KINDS = [value for name, value in vars(EvidenceKind).items() if name.isupper()]
 
 ANSWER_MAP_SCHEMA = {"type": "object", "additionalProperties": {}}
 
@@ -215,7 +220,7 @@ class AssessmentSerializer(serializers.ModelSerializer):
 class EvidenceItemSerializer(serializers.Serializer):
     """One reason a finding fired, as data (`scoring.results.EvidenceItem`)."""
 
-    kind = serializers.ChoiceField(choices=["answer", "derived", "log"])
+    kind = serializers.ChoiceField(choices=EVIDENCE_KINDS)
     code = serializers.CharField(
         required=False, help_text="Question code (answer; the file question of a log line)."
     )
@@ -229,7 +234,10 @@ class EvidenceItemSerializer(serializers.Serializer):
     values = serializers.DictField(
         child=serializers.IntegerField(),
         required=False,
-        help_text="Numbers read on the log line: `pool` and/or `context` (tokens).",
+        help_text=(
+            "Numbers read on the log line: `pool` and/or `context` (tokens); of a model file: "
+            "`values_per_token`."
+        ),
     )
 
 

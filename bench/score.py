@@ -51,7 +51,7 @@ def main() -> None:
     started = time.perf_counter()
     catalog = load_catalog_files()  # reads the YAML, type-checks and compiles every ruleset
     compile_seconds = time.perf_counter() - started
-    ruleset = catalog.newest_ruleset_for("ai-inference-isolation@1")
+    ruleset = catalog.default_ruleset_for("ai-inference-isolation@1")
     questionnaire = catalog.questionnaire(ruleset.questionnaire)
     engine = catalog.compiled(ruleset.key)
     base = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text())["answers"]

@@ -13,6 +13,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from core.outbound import parse_networks
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -45,6 +47,18 @@ if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
     raise ImproperlyConfigured(
         "SECRET_KEY is the development key while DEBUG is false: set SECRET_KEY to a long random "
         "value (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+    )
+# Django's own bar for a key (check --deploy's security.W009), refused rather than warned about.
+SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS = 50, 5
+if not DEBUG and (
+    len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH
+    or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is too weak while DEBUG is false: it needs at least {SECRET_KEY_MIN_LENGTH} "
+        f"characters, {SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different. Generate one with: "
+        "python -c 'from django.core.management.utils import get_random_secret_key; "
+        "print(get_random_secret_key())'"
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # Hosts only this machine reaches (and the test client's): a site that names no other is not public.
@@ -82,6 +96,7 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
     "accounts",
+    "sso",
     "questionnaires",
     "scoring",
     "assessments",
@@ -103,6 +118,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.PrivateResponsesMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "accounts.two_factor.TwoFactorRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -175,6 +191,8 @@ AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
+# Called with the user on each password sign-in; each may refuse it (ValidationError).
+PASSWORD_SIGN_IN_CHECKS = ["sso.services.password_sign_in_check"]
 AUTHENTICATION_BACKENDS = [
     # First, so that a locked-out account is refused before its password is even checked.
     "axes.backends.AxesStandaloneBackend",
@@ -184,15 +202,18 @@ AUTHENTICATION_BACKENDS = [
 SESSION_COOKIE_AGE = env_int("SESSION_AGE_HOURS", 12) * 3600
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
 
-# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins an account is locked
-# for LOGIN_LOCKOUT_MINUTES, whatever address the attempts come from. Failures are counted in the
-# database, so the limit holds with Redis down and across web processes.
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins to one account from
+# one client address, that address is locked out of that account for LOGIN_LOCKOUT_MINUTES; the
+# account stays open from every other address, so a guesser cannot lock its owner out. A client
+# address that fails LOGIN_FAILURE_LIMIT_PER_ADDRESS sign-ins across accounts in that time is
+# refused on every account (accounts.lockout). Failures are counted in the database, so the
+# limits hold with Redis down and across web processes.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username"]
-# axes.W006 warns that a lockout without the address can be dodged by changing user agent or
-# cookies; a lockout by account alone cannot (it counts every attempt on the account), and one by
-# address would lock out a whole office behind one NAT address.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
+# axes.W006 warns that a lockout can be dodged by changing user agent or cookies; the lockout
+# by account and address counts every attempt of the pair whatever they send.
 # models.W040: SQLite ignores an index's INCLUDE columns (the dashboard's index covers the
 # status on PostgreSQL, where it lets deep pages be read from the index alone).
 SILENCED_SYSTEM_CHECKS = ["axes.W006", "models.W040"]
@@ -201,6 +222,13 @@ AXES_USERNAME_CALLABLE = "accounts.lockout.lockout_username"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "config.proxy.client_address"
 AXES_VERBOSE = False
+
+# Emails anyone can make AVIA send, per hour (accounts.limits): per recipient address and per
+# organization in the database, per client address in the cache (skipped while it is down).
+RESET_LIMIT_PER_ADDRESS = env_int("RESET_LIMIT_PER_ADDRESS", 3)
+RESET_LIMIT_PER_CLIENT = env_int("RESET_LIMIT_PER_CLIENT", 10)
+INVITATION_LIMIT_PER_ADDRESS = env_int("INVITATION_LIMIT_PER_ADDRESS", 3)
+INVITATION_LIMIT_PER_ORGANIZATION = env_int("INVITATION_LIMIT_PER_ORGANIZATION", 50)
 
 # Two-factor authentication (django-otp): TOTP devices and one-time backup codes.
 OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", "AVIA")
@@ -357,8 +385,13 @@ THREAD_REMINDER_DAYS = env_int("THREAD_REMINDER_DAYS", 3)
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.
 CACHE_URL = env_str("CACHE_URL", "" if DEBUG else REDIS_URL.rsplit("/", 1)[0] + "/1")
+# A cache that stops answering reads as a miss (core.cache) within a second, not a hung page.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+    }
     if CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
@@ -380,7 +413,15 @@ if not PROBE_KEYS_FERNET_KEYS:
             hashlib.sha256(b"avia-probe-keys:" + SECRET_KEY.encode()).digest()
         ).decode()
     ]
-PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// beyond loopback hosts
+PROBE_ALLOW_HTTP = env_bool("PROBE_ALLOW_HTTP", False)  # plain http:// to any host it may reach
+# The probe reaches public addresses only (core.outbound): loopback, private, link-local,
+# unique-local and cloud metadata addresses are refused unless listed here (CIDRs,
+# comma-separated). The demo and the tests list 127.0.0.0/8 (their reference vendor runs there),
+# which also lets plain http:// reach it.
+try:
+    PROBE_ALLOWED_NETWORKS = parse_networks(env_list("PROBE_ALLOWED_NETWORKS", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"PROBE_ALLOWED_NETWORKS: {exc}") from exc
 PROBE_BUDGET_TOKENS = env_int("PROBE_BUDGET_TOKENS", 3_000_000)
 PROBE_RATE_PER_KEY = float(env_str("PROBE_RATE_PER_KEY", "2"))
 PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)

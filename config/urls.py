@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("webhooks.urls")),
     path("", include("notifications.urls")),
     path("accounts/", include("accounts.urls")),
+    path("accounts/", include("sso.urls")),
     path("api/", include("config.api_urls")),
     path("v/", include("assessments.portal_urls")),
     path("v/", include("spreadsheets.portal_urls")),

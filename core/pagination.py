@@ -20,7 +20,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
@@ -29,6 +28,8 @@ from rest_framework.pagination import BasePagination, CursorPagination, PageNumb
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+
+from core.cache import cache_get, cache_set
 
 COUNT_CACHE_SECONDS = 600
 _PAGE_NUMBER = re.compile(r"[1-9][0-9]*")
@@ -46,12 +47,13 @@ def cached_count(queryset: QuerySet, *, version: object) -> int:
 
 
 def cached_value(name: str, *, version: object, compute: Callable[[], T]) -> T:
-    """`compute()`, once per `name` (what is computed, e.g. a query's SQL) and `version`."""
+    """`compute()`, once per `name` (what is computed, e.g. a query's SQL) and `version`; every
+    time while the cache is away."""
     key = "cached:" + hashlib.sha256(f"{name}\x00{version!r}".encode()).hexdigest()
-    value = cache.get(key)
+    value = cache_get(key)
     if value is None:
         value = compute()
-        cache.set(key, value, COUNT_CACHE_SECONDS)
+        cache_set(key, value, COUNT_CACHE_SECONDS)
     return value
 
 

@@ -30,6 +30,7 @@ from core.errors import ServiceError
 from core.pagination import CountedPaginator
 from core.web import add_errors, add_messages, error_summary
 from outbox.selectors import emails_for_organization
+from scoring.registry import default_ruleset
 
 from . import selectors
 from .exports import changes_csv, csv_download
@@ -44,13 +45,14 @@ POLL_SECONDS = 2
 
 @member_page
 def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
-    """Assessments scored with another ruleset than the one chosen (the newest by default),
-    filtered; one button rescores all of them."""
+    """Assessments scored with another ruleset than the one chosen (by default the one choice
+    of `scoring.registry.default_ruleset`, the newest), filtered; one button rescores all of
+    them."""
     rulesets = selectors.rulesets_newest_first()
     data = request.POST if request.method == "POST" else (request.GET or None)
     form = RescoreFilterForm(data, ruleset_keys=[r.key for r in rulesets])
     chosen = form.cleaned_data.get("ruleset") if form.is_bound and form.is_valid() else ""
-    ruleset = next((r for r in rulesets if r.key == chosen), rulesets[0] if rulesets else None)
+    ruleset = next((r for r in rulesets if r.key == chosen), None) or default_ruleset(rulesets)
     filters = form.filters()
     errors: list[str] = []
     status = 200

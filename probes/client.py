@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 
+from core.outbound import OutboundPolicy, outbound_client
+
 from .endpoint import ApiKey, chat_completions_url
 
 logger = logging.getLogger(__name__)
@@ -173,15 +175,11 @@ def tokens_charged(reply: Reply, estimate: int) -> tuple[int, bool]:
     return estimate, False
 
 
-def http_client_build() -> httpx.Client:
+def http_client_build(outbound: OutboundPolicy) -> httpx.Client:
     """The probe's one HTTP client: redirects never followed, no proxy or .netrc from the
-    environment, so a key goes to the named endpoint and nowhere else. Built here only, so
-    that an outbound-address policy can wrap it."""
-    return httpx.Client(
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT},
-    )
+    environment, so a key goes to the named endpoint and nowhere else, and only to addresses
+    the outbound-address policy allows, checked on connecting (core.outbound)."""
+    return outbound_client(outbound, headers={"User-Agent": USER_AGENT})
 
 
 class ChatClient:
@@ -197,6 +195,7 @@ class ChatClient:
         deadline: float,
         keys: Sequence[ApiKey] = (),
         before_send: Callable[[], None] | None = None,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         self.url = chat_completions_url(base_url)
         self.model = model
@@ -209,7 +208,7 @@ class ChatClient:
         # An endpoint may echo a key in an error message or a response ("Incorrect API key
         # provided: ..."); nothing the endpoint says reaches a result or a log unredacted.
         self._keys = tuple(keys)
-        self._http = http_client_build()
+        self._http = http_client_build(outbound or OutboundPolicy())
 
     def close(self) -> None:
         self._http.close()

@@ -7,10 +7,11 @@ Pure (no Django): the command line, the services and the Celery task all validat
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Mapping
 from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
+
+from core.outbound import OutboundPolicy
 
 
 def gettext_noop(message: str) -> str:
@@ -20,8 +21,8 @@ def gettext_noop(message: str) -> str:
 
 
 HTTPS_ONLY_MESSAGE = gettext_noop(
-    "Plain http:// is only allowed to a loopback host (127.0.0.1, ::1, localhost) unless the "
-    "operator setting PROBE_ALLOW_HTTP is on; use https://."
+    "Plain http:// is only allowed to a network the operator setting PROBE_ALLOWED_NETWORKS "
+    "lists, or when the operator setting PROBE_ALLOW_HTTP is on; use https://."
 )
 MALFORMED_MESSAGE = gettext_noop("The base URL is malformed: expected https://host[:port][/path].")
 
@@ -62,15 +63,6 @@ class ApiKey:
         raise TypeError("an ApiKey cannot be pickled")
 
 
-def is_loopback_host(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 API_VERSION_PATH = "/v1"
 CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
 
@@ -94,16 +86,19 @@ def chat_completions_url(base_url: str) -> str:
     return base_url_normalise(base_url) + CHAT_COMPLETIONS_PATH
 
 
-def endpoint_validate(base_url: str, *, allow_http: bool) -> str:
+def endpoint_validate(base_url: str, *, allow_http: bool, policy: OutboundPolicy) -> str:
     """The base URL, normalised (`base_url_normalise`); raises ProbeInputError naming the
-    field `base_url` and the reason."""
-    problem = _endpoint_problem(base_url, allow_http=allow_http)
+    field `base_url` and the reason. The host must be one the outbound-address policy lets the
+    probe reach (core.outbound; the client checks again on connecting). Plain http:// is for
+    the operator's own networks (PROBE_ALLOWED_NETWORKS: the demo and the tests on loopback) or
+    everywhere with PROBE_ALLOW_HTTP."""
+    problem = _endpoint_problem(base_url, allow_http=allow_http, policy=policy)
     if problem:
         raise ProbeInputError({"base_url": [problem]})
     return base_url_normalise(base_url)
 
 
-def _endpoint_problem(base_url: str, *, allow_http: bool) -> str | None:
+def _endpoint_problem(base_url: str, *, allow_http: bool, policy: OutboundPolicy) -> str | None:
     text = (base_url or "").strip()
     if not text:
         return gettext_noop("The endpoint's base URL is required.")
@@ -120,6 +115,14 @@ def _endpoint_problem(base_url: str, *, allow_http: bool) -> str | None:
         return gettext_noop("The base URL must not contain a user name or password.")
     if parts.query or parts.fragment:
         return gettext_noop("The base URL must not have a query or fragment.")
-    if parts.scheme == "http" and not allow_http and not is_loopback_host(parts.hostname):
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    refused = policy.problem(parts.hostname, port)
+    if refused is not None:
+        return refused.text
+    if (
+        parts.scheme == "http"
+        and not allow_http
+        and not policy.within_allowed_networks(parts.hostname, port)
+    ):
         return HTTPS_ONLY_MESSAGE
     return None

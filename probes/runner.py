@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.outbound import OutboundPolicy
+
 from . import checks as probe_checks
 from . import prompts
 from .client import Budget, BudgetExceeded, ChatClient, Reply, TimeLimitReached
@@ -66,6 +68,7 @@ class ProbeConfig:
     budget_tokens: int = DEFAULT_BUDGET_TOKENS
     rate_per_key: float = DEFAULT_RATE_PER_KEY
     timeout_s: float = DEFAULT_TIMEOUT_S
+    outbound: OutboundPolicy = OutboundPolicy()  # where the client may connect (core.outbound)
 
     def settings(self) -> dict[str, Any]:
         """The set-up as a report shows it (never the keys)."""
@@ -196,6 +199,7 @@ def probe_config_build(
     key_a: ApiKey | None,
     key_b: ApiKey | None,
     allow_http: bool,
+    outbound: OutboundPolicy,
     checks: Sequence[str] = CHECKS,
     samples: int = DEFAULT_SAMPLES,
     prefix_tokens: int = DEFAULT_PREFIX_TOKENS,
@@ -206,7 +210,7 @@ def probe_config_build(
     """A checked ProbeConfig, or ProbeInputError naming every problem by field."""
     errors: dict[str, list[str]] = {}
     try:
-        base_url = endpoint_validate(base_url, allow_http=allow_http)
+        base_url = endpoint_validate(base_url, allow_http=allow_http, policy=outbound)
     except ProbeInputError as exc:
         errors.update(exc.errors)
     errors.update(target_problems(model=model, declared_context=declared_context))
@@ -241,6 +245,7 @@ def probe_config_build(
         budget_tokens=budget_tokens,
         rate_per_key=rate_per_key,
         timeout_s=timeout_s,
+        outbound=outbound,
     )
 
 
@@ -291,6 +296,7 @@ def probe_run(config: ProbeConfig, *, on_progress: ProgressCallback | None = Non
         deadline=time.monotonic() + config.timeout_s,
         keys=(config.key_a, config.key_b),
         before_send=lambda: report(client.ledger.current),
+        outbound=config.outbound,
     )
     with client:
         context, calibration_problem = _calibrate(client, config)

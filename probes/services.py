@@ -31,6 +31,7 @@ from assessments.services.answers import probe_consented
 from assessments.services.evidence import evidence_add
 from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
+from core.outbound import OutboundPolicy, TemplateText
 from core.queueing import publish_on_commit
 from questionnaires.validation import visibility_for
 from webhooks.events import WebhookEvent
@@ -72,7 +73,21 @@ _CLOSED = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 
 def _translated(errors: dict[str, list[str]]) -> dict[str, list[str]]:
     """The pure probe's messages (marked with gettext_noop) in the request's language."""
-    return {field: [_(message) for message in messages] for field, messages in errors.items()}
+    return {
+        field: [_translate(message) for message in messages] for field, messages in errors.items()
+    }
+
+
+def _translate(message: str) -> str:
+    if isinstance(message, TemplateText):
+        return _(message.template) % message.params
+    return _(message)
+
+
+def probe_outbound_policy() -> OutboundPolicy:
+    """Where the probe may connect: public addresses and the operator's PROBE_ALLOWED_NETWORKS
+    (for the web app, the worker and `manage.py probe` alike)."""
+    return OutboundPolicy(allowed_networks=settings.PROBE_ALLOWED_NETWORKS)
 
 
 # -- the set-up and its authorisation ------------------------------------------------------
@@ -196,7 +211,9 @@ def probe_setup_check(
     validated and the two keys. Saves nothing: a form reports these beside its own errors."""
     errors: dict[str, list[str]] = {}
     try:
-        base_url = endpoint_validate(base_url, allow_http=settings.PROBE_ALLOW_HTTP)
+        base_url = endpoint_validate(
+            base_url, allow_http=settings.PROBE_ALLOW_HTTP, policy=probe_outbound_policy()
+        )
     except ProbeInputError as exc:
         errors.update(_translated(exc.errors))
     target = target_problems(model=model_name, declared_context=declared_context)
@@ -518,6 +535,7 @@ def _config_for(run: ProbeRun, setup: ProbeSetup) -> ProbeConfig | str:
             key_a=key_a,
             key_b=key_b,
             allow_http=settings.PROBE_ALLOW_HTTP,
+            outbound=probe_outbound_policy(),
             checks=run.checks,
             samples=run.samples,
             prefix_tokens=run.prefix_tokens,

@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion
 from core.errors import ServiceError
 from core.text import one_line_break, shown_safely, text_errors
 
+from .bounds import INTEGER_MAX, integer_maximum
 from .conditions import Visibility, parse_version, to_cel_value
 from .labels import option_label
 from .spec import Question, QuestionnaireSpec
@@ -29,7 +30,6 @@ VERSION_MAX_LENGTH = 64
 CODE_MAX_LENGTH = 20
 # More codes than any questionnaire has questions: refused before each one is looked at.
 MAX_CODES_PER_REQUEST = 1000
-INTEGER_MAX = 10**12  # a trillion tokens, hours or days: anything larger is a typing mistake
 _PLAIN_INTEGER = re.compile(r"^\d+$")
 _GROUPED_INTEGER = re.compile(r"^\d{1,3}(,\d{3})+$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -37,25 +37,6 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # test was completed): a date after today (the organization's) is a typing mistake. Named here,
 # not flagged in the catalogue, so the published v1 and v2 files keep their content hashes.
 PAST_DATE_QUESTIONS = frozenset({"ISO-05"})
-# Questions whose answers the sizing rules multiply in the rule language's 64-bit integers
-# (tokens × KV bytes per token; GiB per GPU × GPUs × 2³⁰): bounded so that no accepted answer
-# can overflow them (with a model file's at most 2³¹ KV values per token,
-# scoring.evidence.kv_sizing). Far above any deployment: a larger figure is a typing mistake,
-# such as bytes where GiB is asked. Named here for the same reason as PAST_DATE_QUESTIONS.
-TOKENS_MAX = 10**9  # a billion tokens: a hundred times the longest context offered in 2026
-INTEGER_MAXIMUM_BY_QUESTION = {
-    "CTX-01": TOKENS_MAX,
-    "CTX-02": TOKENS_MAX,
-    "CTX-03": TOKENS_MAX,
-    "USE-03": TOKENS_MAX,
-    "PRF-12": 2**16,  # GiB of memory of one GPU
-    "PRF-13": 2**16,  # GPUs of one serving instance
-}
-
-
-def integer_maximum(code: str) -> int:
-    """The largest whole number the question accepts."""
-    return INTEGER_MAXIMUM_BY_QUESTION.get(code, INTEGER_MAX)
 
 
 class AnswerValidationError(ServiceError):

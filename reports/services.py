@@ -14,7 +14,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import F
@@ -29,6 +28,7 @@ from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
 from core.queueing import publish_on_commit
+from core.storage import write_atomically
 from outbox.links import site_url
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
@@ -181,10 +181,11 @@ def report_render(*, report_id: int) -> Report | None:
     digest = hashlib.sha256(rendered.pdf).hexdigest()
 
     storage = report_storage()
-    name = storage.save(
+    name = write_atomically(
+        storage,
         f"{report.organization_id}/{report.number}-{report.language}-{uuid.uuid4().hex[:8]}.pdf",
-        ContentFile(rendered.pdf),
-    )
+        [rendered.pdf],
+    ).name
     try:
         with transaction.atomic():
             report = Report.objects.select_for_update().get(pk=report_id)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from questionnaires.spec import (
     CatalogError,
@@ -42,6 +43,41 @@ def split_key(key: str) -> tuple[str, str]:
     return slug, version
 
 
+class _Versioned(Protocol):
+    @property
+    def version(self) -> str: ...
+
+
+VersionedT = TypeVar("VersionedT", bound=_Versioned)
+
+
+def default_ruleset(applicable: Iterable[VersionedT]) -> VersionedT | None:
+    """The one choice of ruleset: among the rulesets that apply to an answer set's
+    questionnaire version, the newest (None when none applies). Every entry point scores with
+    it — `manage.py score` (through `Catalog.default_ruleset_for`), a submission or rescore from
+    the API, the web app or the vendor portal, answers imported from a workbook and then
+    submitted (through `scoring.selectors.default_ruleset_for`) — and it is the ruleset the
+    rescore page offers first.
+
+    Why the newest that applies, not the newest written for that version: each version keeps
+    every rule of the one before unchanged (v2.md, v3.md: ruleset v3 scores v1, v2 and v3
+    answers), and a rule that reads a question the answers lack does not fire. So on older
+    answers the newest ruleset finds all that an older one found, plus what newer rules read
+    from evidence those answers can carry (a v2 assessment's probe result saying
+    `overclaimed`). A vendor still answering an older version — a link sent before v3 was
+    published — is then judged with the same knowledge as one answering the newest, scores
+    across a portfolio are comparable, and the same answers scored offline with
+    `manage.py score` give what the app records.
+
+    A new submission takes this choice by itself: it has no score yet to compare with. A rescore
+    batch names its ruleset explicitly (this one is the default offered), because it replaces
+    the current score of assessments already decided on and shows the impact before and after;
+    publishing a ruleset changes no stored score until an organization rescores. `--ruleset`
+    on the command line scores with an older one deliberately.
+    """
+    return max(applicable, key=lambda ruleset: version_key(ruleset.version), default=None)
+
+
 @dataclass
 class Catalog:
     frameworks: Mapping[str, FrameworkRef]
@@ -69,15 +105,13 @@ class Catalog:
         matching = [r for r in self.rulesets.values() if questionnaire_key in r.applies_to]
         return sorted(matching, key=lambda r: (r.slug, version_key(r.version)))
 
-    def newest_ruleset_for(self, questionnaire_key: str) -> RulesetSpec:
-        """The newest ruleset written for the questionnaire version (the command line's default;
-        a newer ruleset that also applies to it is chosen with --ruleset)."""
-        rulesets = [
-            r for r in self.rulesets_for(questionnaire_key) if r.questionnaire == questionnaire_key
-        ]
-        if not rulesets:
-            raise CatalogError(f"no ruleset is written for {questionnaire_key}")
-        return max(rulesets, key=lambda r: version_key(r.version))
+    def default_ruleset_for(self, questionnaire_key: str) -> RulesetSpec:
+        """The ruleset that scores answers of the questionnaire version by default
+        (`default_ruleset`: the newest that applies to it)."""
+        ruleset = default_ruleset(self.rulesets_for(questionnaire_key))
+        if ruleset is None:
+            raise CatalogError(f"no ruleset scores answers of {questionnaire_key}")
+        return ruleset
 
     def compiled(self, ruleset_key: str) -> CompiledRuleset:
         if ruleset_key not in self._compiled:

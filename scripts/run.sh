@@ -19,6 +19,9 @@ export SITE_URL=${SITE_URL:-http://${url_host}:${PORT}}
 export ALLOWED_HOSTS=${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1],${url_host}}
 # Plain HTTP on this machine: cookies must not require HTTPS here (they do in production).
 export SECURE_COOKIES=${SECURE_COOKIES:-false}
+# The demo's reference vendor listens on loopback: the probe may reach it (and only it, of this
+# machine's and this network's addresses: core.outbound).
+export PROBE_ALLOWED_NETWORKS=${PROBE_ALLOWED_NETWORKS:-127.0.0.0/8}
 # Webhooks to a receiver on this machine (docs/webhooks.md), as the demo shows them.
 export WEBHOOK_ALLOWED_NETWORKS=${WEBHOOK_ALLOWED_NETWORKS:-127.0.0.0/8}
 mkdir -p var

@@ -13,6 +13,7 @@ packages=(
   chromium                           # browser tests (driven by Playwright, never downloaded)
   gettext                            # compilemessages (msgfmt)
   tzdata                             # organization time zones (Python zoneinfo)
+  cmake g++ make                     # llama.cpp's llama-server for the real-engine tests
 )
 # The private test and benchmark cluster (scripts/postgres.sh). Optional: where it cannot be
 # installed the PostgreSQL tests are skipped, loudly, and everything else still runs.

@@ -7,6 +7,13 @@
 # PostgreSQL pass's output follows the SQLite pass's. Artefacts (screenshots, rendered pages,
 # worker logs) land in artifacts/. Arguments go to the SQLite pytest run and skip the
 # PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0 skips it too.
+#
+# The real-engine tests (marker real_engine: the probe against llama.cpp's llama-server) need
+# the engine that scripts/llama-server.sh builds once into ~/.cache/avia (10-20 minutes the
+# first time, nothing after). A whole run starts that build (or its reuse) first, in the
+# background beside lint and the SQLite pass, and runs the real-engine tests last, once it is
+# there; a build that fails fails the run. A targeted run leaves it to the tests' fixture,
+# which builds or reuses it the same way when a real-engine test is selected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -16,6 +23,8 @@ export REDIS_URL="redis://127.0.0.1:${AVIA_TEST_REDIS_PORT}/0"
 # A port of its own beside each Redis port, so parallel checkouts do not share a cluster.
 export AVIA_TEST_POSTGRES_PORT=${AVIA_TEST_POSTGRES_PORT:-$((AVIA_TEST_REDIS_PORT + 9000))}
 export MEDIA_ROOT="$PWD/var/test-media"
+# The tests' reference vendors listen on loopback (core.outbound refuses it otherwise).
+export PROBE_ALLOWED_NETWORKS=127.0.0.0/8
 mkdir -p artifacts var
 
 # What this run started, stopped when it ends (another run may be sharing the rest). A Redis
@@ -27,6 +36,21 @@ if ! redis-cli -p "$AVIA_TEST_REDIS_PORT" ping >/dev/null 2>&1; then
     cleanup+=("scripts/redis.sh stop $AVIA_TEST_REDIS_PORT")
   fi
 fi
+
+engine_pid=""
+engine_log=var/engine-build.log
+if [[ $# -eq 0 ]]; then
+  # Its own process group (setsid), so that an interrupted run stops the compilers too.
+  setsid -w scripts/llama-server.sh >var/engine-cache.txt 2>"$engine_log" &
+  engine_pid=$!
+  cleanup+=("stop_engine_build")
+fi
+stop_engine_build() {
+  [[ -n $engine_pid ]] || return 0
+  kill -TERM -- "-$engine_pid" 2>/dev/null || true
+  wait "$engine_pid" 2>/dev/null || true
+  engine_pid=""
+}
 
 python manage.py compilemessages --ignore=.venv -v 0
 # Lint, format, import contracts, types and the check for a missing migration: the one script
@@ -84,7 +108,34 @@ if [[ $postgres == 1 ]]; then
   postgres_pid=$!
 fi
 
-set +e; python -m pytest "$@"; sqlite_status=$?; set -e
+if [[ $# -gt 0 ]]; then
+  set +e; python -m pytest "$@"; sqlite_status=$?; set -e
+else
+  set +e; python -m pytest -m "not real_engine"; sqlite_status=$?; set -e
+fi
+
+# The real-engine tests, once the engine is built (or found in the cache).
+engine_status=0
+if [[ -n $engine_pid ]]; then
+  echo "--- real-engine tests (once scripts/llama-server.sh is done: $engine_log)"
+  set +e; wait "$engine_pid"; engine_status=$?; set -e
+  engine_pid=""
+  if [[ $engine_status != 0 ]]; then
+    cat "$engine_log" >&2
+    echo "!!! the real engine (llama-server) could not be built: real-engine tests FAILED" >&2
+  else
+    engine_cache=$(tail -n 1 var/engine-cache.txt)
+    export AVIA_LLAMA_SERVER="$engine_cache/bin/llama-server"
+    export AVIA_LLAMA_SOURCE="$engine_cache/src"
+    if AVIA_TINY_MODEL=$(python scripts/make_tiny_llama.py "$engine_cache"); then
+      export AVIA_TINY_MODEL
+      set +e; python -m pytest -p no:cacheprovider -m real_engine; engine_status=$?; set -e
+    else
+      engine_status=1
+      echo "!!! the tiny model could not be written: real-engine tests FAILED" >&2
+    fi
+  fi
+fi
 
 postgres_status=0
 if [[ $postgres == 1 ]]; then
@@ -100,10 +151,14 @@ if [[ $postgres == 1 ]]; then
   cat "$postgres_log"
 fi
 echo "--- SQLite pass: $([[ $sqlite_status == 0 ]] && echo passed || echo "FAILED ($sqlite_status)")"
+if [[ $# -eq 0 ]]; then
+  echo "--- real-engine pass: $([[ $engine_status == 0 ]] && echo passed || echo "FAILED ($engine_status)")"
+fi
 if [[ $postgres == 1 ]]; then
   echo "--- PostgreSQL pass: $([[ $postgres_status == 0 ]] && echo passed || echo "FAILED ($postgres_status)")"
 else
   echo "!!! PostgreSQL tests SKIPPED: only SQLite was tested" >&2
 fi
 if [[ $sqlite_status != 0 ]]; then exit "$sqlite_status"; fi
+if [[ $engine_status != 0 ]]; then exit "$engine_status"; fi
 exit "$postgres_status"

@@ -28,8 +28,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 from assessments.presenters.answers import condition_text, option_labels
 from assessments.services.evidence import PRODUCED_BY_AVIA_MESSAGE
 from core.formats import format_datetime, list_text
+from questionnaires.bounds import integer_maximum
 from questionnaires.spec import Question, QuestionnaireSpec, Section
-from questionnaires.validation import TEXT_MAX_LENGTH, integer_maximum
+from questionnaires.validation import TEXT_MAX_LENGTH
 
 from . import layout
 from .cells import set_cell

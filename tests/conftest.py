@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from core.outbound import parse_networks
 from questionnaires.models import QuestionnaireVersion
 from scoring.models import Framework, Ruleset
 from tests.personas import Personas, make_personas
@@ -74,6 +75,30 @@ def catalog(_catalog_once, db):
 @pytest.fixture(autouse=True)
 def private_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+
+
+LOOPBACK = "127.0.0.0/8"
+# A Redis that is not there: the port is reserved (tcpmux) and nothing listens on it.
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+@pytest.fixture
+def dead_cache(settings):
+    """The cache on a Redis that does not answer, as in an outage."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": DEAD_REDIS,
+        }
+    }
+
+
+@pytest.fixture(autouse=True)
+def probe_reaches_loopback(settings):
+    """The reference vendors listen on loopback, which the outbound-address policy refuses
+    unless the operator lists it (scripts/test.sh and make run do; so does this, for pytest run
+    by hand). Tests of the policy itself set their own."""
+    settings.PROBE_ALLOWED_NETWORKS = parse_networks([LOOPBACK])
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from functools import cache
 
 from django.contrib.auth.hashers import make_password
 
-from accounts.models import Organization, User
+from accounts.models import Membership, MembershipInvitation, Organization, User
 from accounts.roles import Role
-from accounts.services import membership_add, organization_create
+from accounts.services import invitation_respond, membership_add, organization_create
 from accounts.tenancy import OrgContext, org_context_of
 
 PASSWORD = "correct-horse-battery"
@@ -71,3 +71,14 @@ def member_of(user: User, organization: Organization | None = None) -> OrgContex
     service that checks the caller's role expects it."""
     organization = organization or user.memberships.order_by("pk").first().organization
     return org_context_of(user=user, organization=organization)
+
+
+def join(organization: Organization, user: User, role: str, actor: User) -> Membership:
+    """An existing user made a member of another organization as it happens: invited by
+    `actor`, then accepted by the user."""
+    added = membership_add(organization=organization, email=user.email, role=role, actor=actor)
+    if isinstance(added, MembershipInvitation):
+        membership = invitation_respond(invitation=added, user=user, accept=True)
+        assert membership is not None
+        return membership
+    return added

@@ -174,6 +174,10 @@ MATRIX: dict[str, Rule] = {
     "webhooks:endpoint": R(roles=("owner",)),
     "webhooks:endpoint_test": R("POST", roles=("owner",)),
     "webhooks:endpoint_remove": R("POST", roles=("owner",)),
+    # single sign-on: the owner's settings; the sign-in itself is public
+    "sso:settings": R(roles=("owner",), acme_object=False),
+    "sso:start": R(kind="public"),
+    "sso:callback": R(kind="public"),
     "api:rescore-batch-list": R("POST", kind="api", roles=("owner", "assessor"), acme_object=False),
     "api:rescore-batch-detail": R(kind="api"),
     "api:rescore-batch-changes": R(kind="api"),

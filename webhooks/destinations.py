@@ -9,23 +9,21 @@ rebinding) cannot get round the check. Redirects are never followed.
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from core.outbound import OutboundPolicy, internal_kind, outbound_client, parse_networks
 
-def _allowed(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    networks = [
-        ipaddress.ip_network(cidr, strict=False) for cidr in settings.WEBHOOK_ALLOWED_NETWORKS
-    ]
-    if any(ip in network for network in networks):
-        return True
-    return ip.is_global
+
+def webhook_policy() -> OutboundPolicy:
+    """The one outbound-address policy (core.outbound), with the webhooks' own networks."""
+    return OutboundPolicy(
+        allowed_networks=parse_networks(settings.WEBHOOK_ALLOWED_NETWORKS),
+        setting="WEBHOOK_ALLOWED_NETWORKS",
+    )
 
 
 def destination_problem(url: str) -> str | None:
@@ -40,28 +38,23 @@ def destination_problem(url: str) -> str | None:
         return _("Enter an https:// address.")
     if parts.username or parts.password:
         return _("The address must not carry a user name or password.")
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
-    except (OSError, UnicodeError):
-        return _("The host %(host)s cannot be found.") % {"host": host}
-    refused = sorted(address for address in addresses if not _allowed(address))
-    if refused:
+    policy = webhook_policy()
+    addresses = policy.resolve(host, port)
+    refused = policy.problem(host, port)
+    if refused is not None or not addresses:
+        if not addresses and refused is None:
+            return _("The host %(host)s cannot be found.") % {"host": host}
+        shown = [str(a) for a in addresses if internal_kind(a) and not policy.allows(a)] or [host]
         return _(
             "%(host)s is a private, loopback or reserved address (%(addresses)s): webhooks go "
             "to public https:// endpoints only."
-        ) % {"host": host, "addresses": ", ".join(refused)}
-    if parts.scheme == "http" and not all(_in_allowed_networks(a) for a in addresses):
+        ) % {"host": host, "addresses": ", ".join(sorted(shown))}
+    if parts.scheme == "http" and not policy.within_allowed_networks(host, port):
         return _("Enter an https:// address: plain http:// would send the events unencrypted.")
     return None
 
 
-def _in_allowed_networks(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    return any(
-        ip in ipaddress.ip_network(cidr, strict=False) for cidr in settings.WEBHOOK_ALLOWED_NETWORKS
-    )
-
-
 def http_client(*, timeout: float) -> httpx.Client:
-    """The client that delivers: no redirects followed, no proxies from the environment."""
-    return httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
+    """The client that delivers: every connection checked against the policy on the address
+    actually connected to, no redirects followed, no proxies from the environment."""
+    return outbound_client(webhook_policy(), timeout=timeout)

@@ -18,8 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.cache import patch_cache_control
-from redis.exceptions import RedisError
 
+from core.cache import CACHE_ERRORS, cache_count
 from questionnaires.spec import QuestionnaireSpec, Section
 
 from ..models import (
@@ -41,10 +41,6 @@ from ..services.vendor_links import vendor_link_dead, vendor_link_resolve
 
 
 logger = logging.getLogger(__name__)
-
-
-# What a cache backend raises when its server is unreachable (Redis; OSError for sockets).
-CACHE_ERRORS = (RedisError, OSError)
 
 
 def _token_failure_limit() -> int:
@@ -85,18 +81,9 @@ def token_failures_exceeded(request: HttpRequest) -> bool:
 
 
 def token_failure_record(request: HttpRequest) -> None:
-    key = _token_failure_key(request)
-    try:
-        if cache.add(key, 1, timeout=_token_failure_window()):
-            return
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add() and incr()
-            cache.set(key, 1, timeout=_token_failure_window())
-        return
-    except CACHE_ERRORS as exc:
-        logger.warning("cache unavailable, counting vendor-link failures in the database: %s", exc)
-    _token_failure_record_in_database(_client_address(request))
+    if cache_count(_token_failure_key(request), window_seconds=_token_failure_window()) is None:
+        # The cache is away: count in the database instead.
+        _token_failure_record_in_database(_client_address(request))
 
 
 @transaction.atomic

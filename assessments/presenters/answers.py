@@ -16,6 +16,7 @@ from typing import Any
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from core.formats import format_date, format_number, list_text
 from questionnaires.labels import yes_no_labels
@@ -65,14 +66,20 @@ def condition_text(spec: QuestionnaireSpec, code: str, language: str) -> str:
     if not question.show_if:
         return ""
     by_identifier = {q.identifier: q for q in spec.iter_questions()}
-    match = _SIMPLE_CONDITION.match(question.show_if)
+    # One comparison, or several that must all hold (KV-11: KV-06 = Yes and KV-05 = ...).
+    matches = [_SIMPLE_CONDITION.match(part) for part in question.show_if.split("&&")]
     with translation.override(language):
-        if match and (source := by_identifier.get(match[1])):
-            value = answer_text(source, match[3], language) or match[3]
-            sign = "=" if match[2] == "==" else "≠"
-            return _("Answer only if %(condition)s.") % {
-                "condition": f"{source.code} {sign} {value}"
-            }
+        if all(match and match[1] in by_identifier for match in matches):
+            conditions = []
+            for match in matches:
+                assert match is not None
+                source = by_identifier[match[1]]
+                value = answer_text(source, match[3], language) or match[3]
+                sign = "=" if match[2] == "==" else "≠"
+                conditions.append(f"{source.code} {sign} {value}")
+            # Translators: between two conditions that must both hold ("KV-06 = Yes and ...").
+            joined = pgettext("conditions that all hold", " and ").join(conditions)
+            return _("Answer only if %(condition)s.") % {"condition": joined}
         codes = [
             by_identifier[name].code
             for name in visibility_for(spec).reads(code)

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from core.errors import ConflictError, ServiceError, StorageFullError
+from core.storage import TooLarge
 from core.text import readable_name, text_errors
 from scoring.evidence import parse_evidence
 
@@ -27,7 +28,7 @@ from ..models import (
     VendorLink,
 )
 from ..sniffing import sniff_content_type
-from ..storage import UploadTooLarge, evidence_storage, store_upload
+from ..storage import evidence_storage, store_upload
 from .answers import editable_codes
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ def evidence_add(
         stored = store_upload(
             upload, storage=storage, directory=str(assessment.organization_id), max_bytes=limit
         )
-    except UploadTooLarge:
+    except TooLarge:
         raise ServiceError(
             {
                 question_code: [

@@ -25,6 +25,7 @@ from accounts.models import Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ConflictError, ForbiddenError, ServiceError
+from core.storage import write_atomically
 from core.text import text_errors
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import version_key
@@ -293,22 +294,33 @@ def _copy_evidence(original: Assessment, renewal: Assessment, codes: set[str]) -
     """Copies, not shared references: removing a file from the renewal (the vendor uploads a
     newer log) must not delete the evidence of the assessment already decided."""
     storage = evidence_storage()
-    copied = 0
-    for evidence in original.evidence.filter(question_code__in=codes):
-        with storage.open(evidence.storage_name, "rb") as source:
-            name = storage.save(f"{renewal.organization_id}/{uuid.uuid4().hex}", source)
-        EvidenceFile.objects.create(
-            assessment=renewal,
-            question_code=evidence.question_code,
-            original_name=evidence.original_name,
-            storage_name=name,
-            size=evidence.size,
-            sha256=evidence.sha256,
-            content_type=evidence.content_type,
-            parsed=evidence.parsed,
-            parse_result=evidence.parse_result,
-            uploaded_by=evidence.uploaded_by,
-            channel=evidence.channel,
-        )
-        copied += 1
-    return copied
+    written: list[str] = []
+    try:
+        for evidence in original.evidence.filter(question_code__in=codes):
+            with storage.open(evidence.storage_name, "rb") as source:
+                name = write_atomically(
+                    storage, f"{renewal.organization_id}/{uuid.uuid4().hex}", source.chunks()
+                ).name
+            written.append(name)
+            _copy_row(evidence, renewal, name)
+    except BaseException:
+        for name in written:  # the transaction rolls the rows back; the files go with them
+            storage.delete(name)
+        raise
+    return len(written)
+
+
+def _copy_row(evidence: EvidenceFile, renewal: Assessment, name: str) -> None:
+    EvidenceFile.objects.create(
+        assessment=renewal,
+        question_code=evidence.question_code,
+        original_name=evidence.original_name,
+        storage_name=name,
+        size=evidence.size,
+        sha256=evidence.sha256,
+        content_type=evidence.content_type,
+        parsed=evidence.parsed,
+        parse_result=evidence.parse_result,
+        uploaded_by=evidence.uploaded_by,
+        channel=evidence.channel,
+    )

@@ -1,5 +1,6 @@
 """Submission and scoring requests: answers submitted, an assessment rescored, the scoring run
-queued on commit with the newest ruleset that applies."""
+queued on commit with the default ruleset (`scoring.registry.default_ruleset`: the newest that
+applies to the answers' questionnaire version)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from core.queueing import publish_on_commit
-from questionnaires.spec import version_key
 from questionnaires.validation import missing_required
 from scoring.models import Ruleset
+from scoring.selectors import default_ruleset_for
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
@@ -82,7 +83,7 @@ def assessment_submit(
 
 @transaction.atomic
 def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: str) -> ScoringRun:
-    """Score again with the newest ruleset; earlier runs stay as they were."""
+    """Score again with the default ruleset; earlier runs stay as they were."""
     require_member(member, assessment, Capability.EDIT_ASSESSMENT)
     actor = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
@@ -98,18 +99,11 @@ def assessment_rescore(*, assessment: Assessment, member: OrgContext, channel: s
     return _queue_run(assessment, requested_by=actor)
 
 
-def newest_ruleset_for(assessment: Assessment) -> Ruleset:
-    # The newest ruleset that scores this questionnaire version (v2 also scores v1 answers).
-    rulesets = list(Ruleset.objects.filter(applies_to=assessment.questionnaire))
-    if not rulesets:
-        raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
-    return max(rulesets, key=lambda r: version_key(r.version))
-
-
 def _queue_run(assessment: Assessment, *, requested_by: User | None) -> ScoringRun:
-    run = scoring_run_create(
-        assessment=assessment, ruleset=newest_ruleset_for(assessment), requested_by=requested_by
-    )
+    ruleset = default_ruleset_for(questionnaire=assessment.questionnaire)
+    if ruleset is None:
+        raise ServiceError({"ruleset": [_("No ruleset is loaded for this questionnaire.")]})
+    run = scoring_run_create(assessment=assessment, ruleset=ruleset, requested_by=requested_by)
     publish_on_commit(SCORE_RUN_TASK, run.pk)
     return run
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from questionnaires.bounds import EVIDENCE_MAXIMUM
 from scoring.evidence.json_evidence import read_json_evidence
 from scoring.evidence.messages import describe_parse_result, note
 
@@ -39,8 +40,6 @@ __all__ = [
 GIB = 2**30
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a config.json is a few KB; anything larger is not one
 BYTES_PER_VALUE: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1, "other": 1, "unknown": 1}
-# About 500 times the largest real model's (a 128-layer MHA model with 128 heads of 128: 4.2M).
-MAX_VALUES_PER_TOKEN = 2**31
 
 
 class ModelConfigError(ValueError):
@@ -106,15 +105,17 @@ def kv_sizing_from_config(config: object) -> tuple[KVSizing, list[dict[str, Any]
 
     Raises ``ModelConfigError`` naming the first missing or unusable field, or when the KV
     values per token are beyond any real model (the sizing rules multiply them by a token count
-    in 64-bit integers: questionnaires.validation.INTEGER_MAXIMUM_BY_QUESTION).
+    in 64-bit integers: questionnaires.bounds).
     """
     sizing, notes = _sizing_from_config(config)
-    if sizing.values_per_token > MAX_VALUES_PER_TOKEN:
+    maximum = EVIDENCE_MAXIMUM["values_per_token"]
+    if sizing.values_per_token > maximum:
         raise ModelConfigError(
             note(
-                "model_config_implausible",
-                values=sizing.values_per_token,
-                limit=MAX_VALUES_PER_TOKEN,
+                "value_out_of_range",
+                field="values_per_token",
+                value=sizing.values_per_token,
+                maximum=maximum,
             )
         )
     return sizing, notes

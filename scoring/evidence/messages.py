@@ -59,11 +59,15 @@ NOTE_TEMPLATES: dict[str, str] = {
     "not_a_model_config": gettext_noop(
         "not a Hugging Face config.json: %(field)s is missing or not a positive whole number"
     ),
+    # Results stored before the one bound (questionnaires.bounds) gave value_out_of_range:
     "model_config_implausible": gettext_noop(
         "not a usable config.json: %(values)s KV values per token is beyond any real model "
         "(at most %(limit)s)"
     ),
     "not_a_probe_result": gettext_noop("not an isolation probe result: %(problem)s"),
+    "value_out_of_range": gettext_noop(
+        "value out of range: %(field)s %(value)s (the largest accepted is %(maximum)s)"
+    ),
     # -- startup logs ------------------------------------------------------------------------
     "partial_read": gettext_noop(
         "Only part of the file could be read: reading failed after line %(line)s (%(error)s)."

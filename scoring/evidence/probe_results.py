@@ -19,7 +19,7 @@ MAX_PROBE_BYTES = 8 * 1024 * 1024
 
 # The outcomes each check may report (probe.md); "inconclusive" is possible for every check.
 PROBE_CHECK_OUTCOMES: dict[str, tuple[str, ...]] = {
-    "oversize": ("accepted", "rejected", "inconclusive"),
+    "oversize": ("accepted", "rejected", "overclaimed", "inconclusive"),
     "canary": ("leak", "clean", "inconclusive"),
     "prefix_cache": ("shared", "isolated", "no_cache_seen", "inconclusive"),
 }

@@ -11,10 +11,10 @@ from accounts.models import ApiToken, Membership
 from accounts.services import (
     api_token_create,
     api_token_revoke,
-    membership_add,
     membership_change_role,
     membership_remove,
 )
+from tests.personas import join
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
@@ -41,9 +41,7 @@ def test_a_token_authenticates_as_its_user_in_its_organization(personas):
 
 
 def test_a_token_acts_in_its_own_organization_whatever_the_session_says(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     _token, key = api_token_create(user=personas.ava, organization=personas.other, name="ci")
     client = client_with(key)
     client.force_login(personas.ava)
@@ -106,9 +104,7 @@ def test_a_readded_member_does_not_get_their_old_tokens_back(personas):
         membership=Membership.objects.get(user=personas.ava, organization=personas.acme),
         actor=personas.alice,
     )
-    membership_add(
-        organization=personas.acme, email="ava@acme.test", role="assessor", actor=personas.alice
-    )
+    join(personas.acme, personas.ava, "assessor", personas.alice)
     assert client_with(key).get(WHOAMI).status_code == 401
 
 

@@ -6,7 +6,7 @@ from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
 from accounts.models import ApiToken
-from accounts.services import membership_add
+from tests.personas import join
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +29,7 @@ def test_it_prints_the_token_alone_on_one_line(personas):
 
 
 def test_the_organization_option_picks_one_of_several(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     stdout, _stderr = run("ava@acme.test", "--organization", "other org")
 
     token = ApiToken.objects.get()
@@ -64,9 +62,7 @@ def test_it_refuses_a_user_without_any_membership(personas):
 
 
 def test_it_refuses_to_guess_between_several_organizations(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     with pytest.raises(CommandError, match="--organization") as raised:
         run("ava@acme.test")
     assert "Acme Procurement" in str(raised.value) and "Other Org" in str(raised.value)

@@ -83,13 +83,15 @@ def test_the_invitation_names_the_role_in_the_new_members_language(
     assert "評估人" in email.body and "Assessor" not in email.body
 
 
-def test_an_existing_user_is_told_to_sign_in(
+def test_an_existing_user_is_asked_to_accept_in_the_app(
     owner_client, personas, django_capture_on_commit_callbacks
 ):
+    """Consent first (tests/accounts/test_membership_consent.py): the email leads to the page
+    where the invitation is accepted or declined, not to a membership already made."""
     with django_capture_on_commit_callbacks(execute=True):
         invite(owner_client, personas, "oscar@other.test")
     (email,) = mail.outbox
-    assert reverse("accounts:login") in email.body and "/invitation/" not in email.body
+    assert reverse("accounts:organizations") in email.body and "/invitation/" not in email.body
 
 
 def test_a_password_reset_emails_a_one_time_link(

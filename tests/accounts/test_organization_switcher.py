@@ -5,7 +5,7 @@ from django.template.loader import render_to_string
 from django.test import RequestFactory
 
 from accounts.context_processors import organization
-from accounts.services import membership_add
+from tests.personas import join
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
@@ -18,9 +18,7 @@ def request_for(user):
 
 
 def test_the_switcher_lists_the_users_organizations_with_the_current_one_selected(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     request = request_for(personas.ava)
     request.session["current_org_id"] = personas.other.pk
 

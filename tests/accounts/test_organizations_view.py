@@ -1,14 +1,12 @@
 import pytest
 
-from accounts.services import membership_add
+from tests.personas import join
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
 
 def test_it_lists_the_users_organizations_and_roles(client, personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     client.force_login(personas.ava)
 
     response = client.get("/accounts/")

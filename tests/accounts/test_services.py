@@ -14,6 +14,7 @@ from accounts.services import (
     organization_update_branding,
 )
 from core.errors import ForbiddenError, ServiceError
+from tests.personas import join
 
 pytestmark = pytest.mark.django_db
 
@@ -73,9 +74,7 @@ def test_an_owner_adds_a_member_creating_the_user_if_needed(personas):
 
 
 def test_a_consultant_can_belong_to_several_organizations(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     names = [m.organization.name for m in memberships_for_user(user=personas.ava)]
     assert names == ["Acme Procurement", "Other Org"]
 

@@ -1,7 +1,7 @@
 import pytest
 from django.test import Client
 
-from accounts.services import membership_add
+from tests.personas import join
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.urls")]
 
@@ -10,9 +10,7 @@ SWITCH = "/accounts/switch/"
 
 @pytest.fixture
 def consultant(personas):
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     return personas.ava
 
 

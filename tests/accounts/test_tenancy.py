@@ -6,13 +6,14 @@ from django.http import Http404
 from django.test import RequestFactory
 
 from accounts.models import Membership, User
-from accounts.services import api_token_create, membership_add, membership_remove
+from accounts.services import api_token_create, membership_remove
 from accounts.tenancy import (
     OrgContext,
     org_context_for,
     org_context_for_request,
     switch_organization,
 )
+from tests.personas import join
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +30,7 @@ def request_for(user, session_org_id=None):
 @pytest.fixture
 def consultant(personas):
     """ava, assessor at Acme, also a viewer at Other Org (joined later)."""
-    membership_add(
-        organization=personas.other, email="ava@acme.test", role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     return personas.ava
 
 

@@ -195,3 +195,51 @@ def test_a_token_saves_answers_too(personas, assessment, token_client):
     )
     assert response.status_code == 200
     assert stored(assessment) == {"USE-01": ("regulated", "")}
+
+
+@pytest.fixture
+def assessment_v3(catalog, personas, vendor):
+    from assessments.models import Channel
+    from assessments.services.answers import assessment_create
+
+    return assessment_create(
+        organization=personas.acme,
+        vendor=vendor,
+        questionnaire_key="ai-inference-isolation@3",
+        actor=personas.ava,
+        channel=Channel.WEB,
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "code"),
+    [
+        ({"KV-10": "salt"}, "KV-10"),
+        ({"KV-11": "yes"}, "KV-11"),  # v3's options are yes_tested and yes_documented
+        ({"KV-12": ["LMCache"]}, "KV-12"),
+    ],
+)
+def test_the_questions_of_v3_refuse_what_is_not_their_type(
+    personas, assessment_v3, client_as, answers, code
+):
+    response = client_as(personas.ava).patch(
+        url(assessment_v3), {"answers": answers}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [code]
+    assert not Answer.objects.exists()
+
+
+def test_the_questions_of_v3_are_saved_and_unknown_to_v1(
+    personas, assessment, assessment_v3, client_as
+):
+    client = client_as(personas.ava)
+    answers = {"KV-10": "salt_set_by_gateway", "KV-11": "yes_tested", "KV-12": "LMCache 0.3"}
+
+    saved = client.patch(url(assessment_v3), {"answers": answers}, format="json")
+    refused = client.patch(url(assessment), {"answers": {"KV-10": "unknown"}}, format="json")
+
+    assert saved.status_code == 200
+    assert saved.json()["changed"] == ["KV-10", "KV-11", "KV-12"]
+    assert refused.status_code == 400 and list(refused.json()["errors"]) == ["KV-10"]

@@ -128,7 +128,7 @@ def test_the_detail_of_a_scored_assessment_shows_findings_and_runs(personas, sco
     assert body["status"] == "scored"
     assert body["risk_tier"] == "critical"
     assert body["risk_score"] == scored.risk_score
-    assert body["scored_with"] == "incident-2026-kv@2"  # newest that scores v1 answers
+    assert body["scored_with"] == "incident-2026-kv@3"  # newest that scores v1 answers
     rules = {finding["rule"]: finding for finding in body["findings"]}
     finding = rules["KV-POOL-BELOW-CONTEXT"]
     assert set(finding) == {
@@ -144,7 +144,7 @@ def test_the_detail_of_a_scored_assessment_shows_findings_and_runs(personas, sco
     [run] = body["runs"]
     assert run["id"] == scored.latest_run_id
     assert (run["ruleset"], run["status"], run["tier"]) == (
-        "incident-2026-kv@2", "succeeded", "critical",
+        "incident-2026-kv@3", "succeeded", "critical",
     )  # fmt: skip
     assert run["score"] == body["risk_score"]
 

@@ -111,3 +111,34 @@ def test_the_schema_documents_the_507_of_an_evidence_upload_on_a_full_disk(perso
     assert "507" in responses
     schema = responses["507"]["content"]["application/json"]["schema"]
     assert schema == {"$ref": "#/components/schemas/Errors"}
+
+
+def _component(client, name):
+    return client.get("/api/schema/?format=json").json()["components"]["schemas"][name]
+
+
+def test_the_schemas_evidence_kinds_are_every_kind_a_finding_can_show(personas, token_client):
+    """Issue 28: a finding's probe evidence (`kind: probe`) was outside the schema's enum
+    (schemathesis ST108 on GET assessments/{id}/)."""
+    from scoring.results import EvidenceKind
+
+    client = token_client(personas.vic, personas.acme)
+    kinds = {value for name, value in vars(EvidenceKind).items() if name.isupper()}
+    assert set(_component(client, "KindEnum")["enum"]) == kinds
+    assert {"probe", "model"} <= kinds
+
+
+def test_an_empty_website_is_what_the_schema_and_the_api_both_take(personas, token_client, vendor):
+    """Issue 28: PATCH vendors/{id}/ took {"website": ""} (a vendor's website is "a URL, or
+    empty"), which the schema's oneOf refused: "" matched both of its branches."""
+    import jsonschema
+
+    client = token_client(personas.ava, personas.acme)
+    for name in ("VendorInputRequest", "PatchedVendorInputRequest"):
+        website = _component(client, name)["properties"]["website"]
+        jsonschema.validate("", website)
+        jsonschema.validate("https://inferno.example/ai", website)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate("ftp://inferno.example", website)
+    response = client.patch(f"/api/v1/vendors/{vendor.pk}/", {"website": ""}, format="json")
+    assert response.status_code == 200 and response.json()["website"] == ""

@@ -1,6 +1,6 @@
 """Evidence of questionnaire v2: the model's config.json (PRF-10) is parsed on upload by the
 parser its question names; a file that is not a usable config.json is kept, marked not parsed.
-A v1 assessment is scored with the newest ruleset that applies to it (v2)."""
+(Which ruleset scores which version: tests/scoring/test_one_choice_of_ruleset.py.)"""
 
 import json
 
@@ -9,7 +9,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assessments.models import Channel, EvidenceFile
 from assessments.services.answers import assessment_create
-from assessments.services.submission import newest_ruleset_for
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
@@ -73,8 +72,3 @@ def test_a_startup_log_question_still_reads_logs_in_v2(personas, assessment_v2, 
     response = upload(client_as(personas.ava), assessment_v2, "CTX-08", "prefill.log", data)
 
     assert response.json()["parse_result"]["pool"] == 681280
-
-
-def test_the_newest_ruleset_that_applies_is_chosen_for_either_version(assessment, assessment_v2):
-    assert newest_ruleset_for(assessment).key == "incident-2026-kv@2"
-    assert newest_ruleset_for(assessment_v2).key == "incident-2026-kv@2"

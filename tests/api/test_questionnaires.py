@@ -16,17 +16,18 @@ def test_the_list_shows_every_published_questionnaire(personas, catalog, client_
 
     assert response.status_code == 200
     body = response.json()
-    assert body["count"] == 2
+    assert body["count"] == 3
     by_key = {q["key"]: q for q in body["results"]}
-    assert set(by_key) == {"ai-inference-isolation@1", "ai-inference-isolation@2"}
+    assert set(by_key) == {f"ai-inference-isolation@{v}" for v in ("1", "2", "3")}
     assert len(by_key["ai-inference-isolation@1"]["sections"]) == 8
     assert len(by_key["ai-inference-isolation@2"]["sections"]) == 9  # + PRB, the probe
+    assert len(by_key["ai-inference-isolation@3"]["sections"]) == 9  # KV-10 to KV-12 in KV
 
 
 def test_the_detail_has_sections_in_both_languages(personas, catalog, client_as):
     body = client_as(personas.vic).get(DETAIL).json()
 
-    assert (body["slug"], body["version"]) == ("ai-inference-isolation", "2")  # the newest
+    assert (body["slug"], body["version"]) == ("ai-inference-isolation", "3")  # the newest
     assert [s["code"] for s in body["sections"]] == [
         "PRF", "CTX", "KV", "ISO", "CHG", "INC", "GOV", "PRB", "USE",
     ]  # fmt: skip
@@ -69,7 +70,30 @@ def test_a_version_can_be_asked_for(personas, catalog, client_as):
     client = client_as(personas.vic)
     assert client.get(DETAIL, {"version": "1"}).json()["key"] == "ai-inference-isolation@1"
     assert client.get(DETAIL, {"version": "2"}).json()["key"] == "ai-inference-isolation@2"
-    assert client.get(DETAIL, {"version": "3"}).status_code == 404
+    assert client.get(DETAIL, {"version": "3"}).json()["key"] == "ai-inference-isolation@3"
+    assert client.get(DETAIL, {"version": "4"}).status_code == 404
+
+
+def test_version_3_asks_how_cache_isolation_is_enforced(personas, catalog, client_as):
+    body = client_as(personas.vic).get(DETAIL, {"version": "3"}).json()
+
+    kv = next(section for section in body["sections"] if section["code"] == "KV")
+    assert [q["code"] for q in kv["questions"]][-4:] == ["KV-09", "KV-10", "KV-11", "KV-12"]
+    kv10, kv11, kv12 = (question(body, code) for code in ("KV-10", "KV-11", "KV-12"))
+    assert (kv10["type"], kv10["required"], kv10["show_if"]) == (
+        "choice", True, 'KV_05 == "per_tenant_isolated"',
+    )  # fmt: skip
+    assert [o["code"] for o in kv10["options"]] == [
+        "salt_set_by_gateway", "salt_from_request", "separate_instances", "unknown",
+    ]  # fmt: skip
+    assert (kv11["type"], kv11["required"], kv11["show_if"]) == (
+        "choice", True, 'KV_06 == "yes" && KV_05 == "per_tenant_isolated"',
+    )  # fmt: skip
+    assert [o["code"] for o in kv11["options"]] == ["yes_tested", "yes_documented", "no", "unknown"]
+    assert (kv12["type"], kv12["required"], kv12["show_if"]) == ("text", False, 'KV_06 == "yes"')
+    for new in (kv10, kv11, kv12):
+        assert all(new["text"].values()) and all(new["help"].values())
+        assert set(new["help"]) == {"en", "zh-hant"}
 
 
 def test_the_newest_version_is_served_by_default(personas, catalog, client_as):

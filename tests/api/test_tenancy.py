@@ -12,7 +12,6 @@ from rest_framework.test import APIClient
 from accounts.api import OrganizationAPIView
 from accounts.models import User
 from accounts.roles import Capability
-from accounts.services import membership_add
 from assessments.models import (
     Answer,
     Assessment,
@@ -23,6 +22,7 @@ from assessments.models import (
     Vendor,
 )
 from assessments.services.answers import assessment_create
+from tests.personas import join
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
@@ -144,9 +144,7 @@ def test_a_token_authenticates_and_acts_in_its_organization(personas, vendor, to
 
 
 def test_a_token_for_another_organization_sees_none_of_acme(personas, vendor, token_client):
-    membership_add(
-        organization=personas.other, email=personas.ava.email, role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     client = token_client(personas.ava, personas.other)
     assert client.get("/api/v1/vendors/").json()["count"] == 0
     assert client.get(f"/api/v1/vendors/{vendor.pk}/").status_code == 404
@@ -155,9 +153,7 @@ def test_a_token_for_another_organization_sees_none_of_acme(personas, vendor, to
 
 
 def test_a_session_acts_in_the_organization_switched_to(personas, vendor, client_as):
-    membership_add(
-        organization=personas.other, email=personas.ava.email, role="viewer", actor=personas.oscar
-    )
+    join(personas.other, personas.ava, "viewer", personas.oscar)
     client = client_as(personas.ava)
     assert client.get("/api/v1/vendors/").json()["count"] == 1  # Acme: her first membership
     session = client.session

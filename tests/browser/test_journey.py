@@ -302,7 +302,7 @@ def create_and_invite(assessor, journey: Journey) -> Assessment:
         assessor.fill("#id_vendor_q", "Workers")
     assert assessor.locator("#vendor-choices input[name=vendor]").count() == 1
     assessor.get_by_label("Workers AI", exact=True).check()
-    # The newest version (v2) is offered first; this journey answers the v1 launch-day file.
+    # The newest version (v3) is offered first; this journey answers the v1 launch-day file.
     key = f"{LAUNCH['questionnaire']}@{LAUNCH['version']}"
     with assessor.expect_response(lambda response: "questionnaire=" in response.url):
         assessor.select_option("#id_questionnaire", key)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 import pytest
 import redis
@@ -33,9 +34,10 @@ from accounts.services import api_token_create
 from config.celery import app as celery_app
 from scoring.registry import builtin_catalog
 from scoring.services import catalog_load
+from tests.conftest import LOOPBACK
 from tests.personas import Personas, make_personas
 
-from .worker import Worker, route_all_tasks_to, start_celery
+from .worker import Worker, eventually, route_all_tasks_to, start_celery
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -178,6 +180,7 @@ def worker_environment(
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
         "WEBHOOK_RETRY_SECONDS": "1",
         "PYTHONUNBUFFERED": "1",
+        "PROBE_ALLOWED_NETWORKS": LOOPBACK,  # the reference vendors listen there
         **extra,
     }
 
@@ -259,3 +262,58 @@ def killable_worker(celery_worker_process: Worker):
         route_all_tasks_to(previous_routes)
         with celery_app.connection_for_write() as broker:
             broker.default_channel.queue_delete(queue)
+
+
+# -- Redis stopped and started ------------------------------------------------------------------
+
+
+class RedisServer:
+    """The tests' Redis, stopped and started with scripts/redis.sh (only ever our own)."""
+
+    def __init__(self, url: str) -> None:
+        self.port = str(urlparse(url).port or 6379)
+
+    def _script(self, action: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["scripts/redis.sh", action, self.port], cwd=ROOT, capture_output=True, text=True
+        )
+
+    def stop(self) -> None:
+        self._script("stop")
+        eventually(lambda: not self._answers(), timeout=10, what="Redis has stopped")
+
+    def start(self) -> None:
+        result = self._script("start")
+        assert result.returncode == 0, result.stderr
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", int(self.port)), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+
+@pytest.fixture
+def redis_server(redis_url):
+    server = RedisServer(redis_url)
+    if server._script("status").returncode != 0:
+        pytest.fail(
+            f"these tests stop and start Redis on port {server.port}, so it must be one this "
+            "checkout started (scripts/redis.sh start PORT); another Redis is never stopped",
+            pytrace=False,
+        )
+    yield server
+    server.start()  # whatever happened, leave it running for the next tests
+
+
+@pytest.fixture
+def redis_cache(settings, redis_url):
+    """The cache in Redis (as in production, DEBUG off), so that the vendor-link limit meets
+    the outage too."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url.rsplit("/", 1)[0] + "/1",
+        }
+    }

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_ANSWERS = ROOT / "examples" / "incident-2026-launch.json"
 LAUNCH_LOG = ROOT / "tests" / "fixtures" / "logs" / "sglang-prefill-glm53-launch.log"
 QUESTIONNAIRE = "ai-inference-isolation@1"
-RULESET = "incident-2026-kv@2"  # the newest ruleset that scores v1 answers
+RULESET = "incident-2026-kv@3"  # the newest ruleset that scores v1 answers (the one choice)
 LOG_QUESTION = "CTX-08"
 SCORING_TIMEOUT = 60
 

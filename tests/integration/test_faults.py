@@ -5,13 +5,10 @@ Nothing may be answered with a 5xx, nothing lost, nothing done twice."""
 from __future__ import annotations
 
 import io
-import socket
-import subprocess
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 from django.core.management import call_command
@@ -38,7 +35,7 @@ from reports.models import Report, ReportStatus
 from reports.services import report_file
 from tests.personas import member_of
 
-from .conftest import ARTIFACTS, ROOT
+from .conftest import ARTIFACTS
 from .steps import LAUNCH_LOG, QUESTIONNAIRE, launch_answers
 from .worker import Worker, eventually, start_celery
 
@@ -101,46 +98,6 @@ def audit_trail_intact() -> bool:
 # -- Redis -------------------------------------------------------------------------------------
 
 
-class RedisServer:
-    """The tests' Redis, stopped and started with scripts/redis.sh (only ever our own)."""
-
-    def __init__(self, url: str) -> None:
-        self.port = str(urlparse(url).port or 6379)
-
-    def _script(self, action: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["scripts/redis.sh", action, self.port], cwd=ROOT, capture_output=True, text=True
-        )
-
-    def stop(self) -> None:
-        self._script("stop")
-        eventually(lambda: not self._answers(), timeout=10, what="Redis has stopped")
-
-    def start(self) -> None:
-        result = self._script("start")
-        assert result.returncode == 0, result.stderr
-
-    def _answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", int(self.port)), timeout=0.5):
-                return True
-        except OSError:
-            return False
-
-
-@pytest.fixture
-def redis_server(redis_url):
-    server = RedisServer(redis_url)
-    if server._script("status").returncode != 0:
-        pytest.fail(
-            f"these tests stop and start Redis on port {server.port}, so it must be one this "
-            "checkout started (scripts/redis.sh start PORT); another Redis is never stopped",
-            pytrace=False,
-        )
-    yield server
-    server.start()  # whatever happened, leave it running for the next tests
-
-
 @pytest.fixture
 def beat(celery_worker_process: Worker, tmp_path: Path):
     """Celery beat, sending the sweeper every 2 s to the tests' worker."""
@@ -153,18 +110,6 @@ def beat(celery_worker_process: Worker, tmp_path: Path):
     yield process
     process.terminate()
     process.wait(timeout=15)
-
-
-@pytest.fixture
-def redis_cache(settings, redis_url):
-    """The cache in Redis (as in production, DEBUG off), so that the vendor-link limit meets
-    the outage too."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": redis_url.rsplit("/", 1)[0] + "/1",
-        }
-    }
 
 
 @pytest.mark.integration

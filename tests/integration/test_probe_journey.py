@@ -4,7 +4,8 @@
 The vendor consents (PRB-01) and submits through its private link, and gives the endpoint, two
 test keys and the signed authorisation on the portal's probe page; the worker scores the
 submission; an assessor starts the probe on its page and follows it; the worker probes the
-endpoint and attaches the result as PRB-02 evidence; the assessor scores again with ruleset v2.
+endpoint and attaches the result as PRB-02 evidence; the assessor scores again (ruleset v3, the
+newest that applies, reads the probe).
 The probe rules that fire are read from the ruleset data: the launch-day vendor is caught
 accepting an oversized prompt and echoing another tenant's text, the remediated vendor is not.
 The findings page and the PDF (its text extracted) show the figures, and the keys appear
@@ -142,13 +143,13 @@ def test_a_probe_set_up_in_the_portal_is_run_attached_and_scored(
         action="evidence.uploaded", detail__question="PRB-02", actor=None
     ).exists()
 
-    # Score again: ruleset v2 reads the probe.
+    # Score again: the default ruleset (v3, the newest) reads the probe.
     probe_page = assessor.get(reverse("probes:assessment_probe", args=[assessment.pk]))
     pages.append(probe_page.content.decode())
     assert "Score again" in pages[-1]
     assessor.post(reverse("assessments:rescore", args=[assessment.pk]))
     rescored = wait_until_scored(assessment, worker, runs=2)
-    assert rescored.ruleset.key == "incident-2026-kv@2"
+    assert rescored.ruleset.key == "incident-2026-kv@3"
     oversize_rules = rules_fired_by({"oversize": "accepted"})
     echo_rules = rules_fired_by({"canary": "leak"})
     assert oversize_rules and echo_rules  # the ruleset has such rules

@@ -22,22 +22,25 @@ from tests.api.conftest import token_client  # noqa: F401 (a fixture, shared)
 from tests.conftest import EXAMPLES
 from tests.personas import member_of
 
-V1, V2 = "incident-2026-kv@1", "incident-2026-kv@2"
+V1, V2, V3 = "incident-2026-kv@1", "incident-2026-kv@2", "incident-2026-kv@3"
 
 
 def answer_file(name: str) -> dict:
     return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))["answers"]
 
 
-def scored_with(ruleset_key: str, *, organization, actor, vendor_name: str, fixture: str):
-    """An assessment of `vendor_name` answered as in `examples/<fixture>.json`, submitted and
-    scored with `ruleset_key` (as it was before a newer ruleset was published)."""
+def scored_with(
+    ruleset_key: str, *, organization, actor, vendor_name: str, fixture: str, evidence=()
+):
+    """An assessment of `vendor_name` answered as in `examples/<fixture>.json` (with the
+    `evidence` files: question code, path), submitted and scored with `ruleset_key` (as it was
+    before a newer ruleset was published)."""
     member = member_of(actor, organization)
     assessment = incident_assessment(
         member=member,
         vendor=incident_vendor(member=member, name=vendor_name),
         answers_from=fixture,
-        evidence=(),
+        evidence=evidence,
         score=False,
     )
     run = assessment.runs.get()

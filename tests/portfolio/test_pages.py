@@ -17,7 +17,7 @@ from portfolio.models import BatchStatus, RescoreBatch
 from portfolio.selectors import batch_changes
 from scoring.models import Ruleset
 
-from .conftest import V1, V2, expected
+from .conftest import V1, V2, V3, expected
 
 RESCORE = reverse("portfolio:rescore")
 
@@ -39,7 +39,7 @@ def test_the_page_lists_what_v2_would_rescore_and_filters_it(client, personas, p
     assert page.status_code == 200
     listed = [a.pk for a in page.context["page"]]
     assert sorted(listed) == sorted([launch.pk, remediated.pk])  # not Other Org's
-    assert page.context["ruleset"].key == V2
+    assert page.context["ruleset"].key == V3  # the one choice by default: the newest
     assert b"Rescore these" not in page.content  # a viewer sees, but cannot rescore
     by_tier = client.get(RESCORE, {"ruleset": V2, "tier": remediated.risk_tier})
     assert [a.pk for a in by_tier.context["page"]] == [remediated.pk]

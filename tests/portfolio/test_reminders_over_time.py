@@ -117,7 +117,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
     renewal = original.renewals.get()
     assert (renewal.renewal_reason, renewal.status) == (RenewalReason.DUE, AssessmentStatus.SENT)
     assert renewal.due_date == original.reassess_by
-    assert renewal.questionnaire.key == "ai-inference-isolation@2"  # the newest version
+    assert renewal.questionnaire.key == "ai-inference-isolation@3"  # the newest version
     assert answer_values(renewal) == answer_values(original)
     assert len(opened) == 1 and CJK.search(opened[0].subject) and CJK.search(opened[0].body)
     first_token = TOKEN.search(opened[0].body).group(1)
@@ -143,13 +143,13 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
 
     # -- renewal: Mei confirms the answers, answers what the newer questionnaire added, and the
     # renewal is scored and approved ----------------------------------------------------------
-    new_in_v2 = {
+    new_in_v3 = {
         code: value
         for code, value in answer_file("incident-2026-launch-v2").items()
         if code not in answer_values(original)
-    }
+    } | {"KV-10": "salt_set_by_gateway"}  # v3 asks it: the prefix cache is per tenant (KV-05)
     answers_save(
-        assessment=renewal, answers=new_in_v2, vendor_link=fresh, channel=Channel.VENDOR_LINK
+        assessment=renewal, answers=new_in_v3, vendor_link=fresh, channel=Channel.VENDOR_LINK
     )
     with transaction.atomic():
         run = assessment_submit(assessment=renewal, vendor_link=fresh, channel=Channel.VENDOR_LINK)

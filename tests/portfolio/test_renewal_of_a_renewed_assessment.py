@@ -24,7 +24,8 @@ from .conftest import answered_by_mei
 
 
 def decided_renewal_of(assessment, personas, capture) -> Assessment:
-    """The assessment's renewal, answered (the v2 example's answers), scored and approved."""
+    """The assessment's renewal, answered (the v2 example's answers, and KV-10, which the newest
+    version asks), scored and approved."""
     ava = member_of(personas.ava)
     with capture(execute=True):
         renewal = renewal_start(
@@ -33,7 +34,7 @@ def decided_renewal_of(assessment, personas, capture) -> Assessment:
     v2 = json.loads((EXAMPLES_DIR / f"{LAUNCH_V2}.json").read_text(encoding="utf-8"))
     answers_save(
         assessment=renewal,
-        answers=v2["answers"],
+        answers={**v2["answers"], "KV-10": "salt_set_by_gateway"},
         actor=personas.ava,
         member=ava,
         channel=Channel.WEB,

@@ -16,6 +16,8 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.conftest import LOOPBACK
+
 from .vendor import DECLARED_CONTEXT, MODEL, ROOT, closed_loopback_port, reference_vendor
 
 KEY_A = f"sk-tenant-a-{secrets.token_hex(16)}"
@@ -33,6 +35,7 @@ def run_probe(*args: str, base_url: str | None = None, env: dict[str, str] | Non
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "TEST_KEY_A": KEY_A,
         "TEST_KEY_B": KEY_B,
+        "PROBE_ALLOWED_NETWORKS": LOOPBACK,  # the reference vendor listens there
         **(env or {}),
     }
     command = [sys.executable, "manage.py", "probe"]
@@ -189,7 +192,7 @@ def test_a_missing_key_variable_exits_2_naming_the_variable():
         (["--base-url", "https://api.vendor.example:99999"], "base_url", "malformed"),
         (["--base-url", "https://key@api.vendor.example"], "base_url", "user name"),
         (["--base-url", "http://api.vendor.example"], "base_url", "PROBE_ALLOW_HTTP"),
-        (["--base-url", "http://10.1.2.3:8000"], "base_url", "PROBE_ALLOW_HTTP"),
+        (["--base-url", "http://10.1.2.3:8000"], "base_url", "PROBE_ALLOWED_NETWORKS"),
         (["--prefix-tokens", "512"], "prefix_tokens", "1,024"),
         (["--samples", "4"], "samples", "p < 0.01"),
         (["--declared-context", "1000"], "declared_context", "2,048"),

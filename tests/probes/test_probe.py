@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from core.outbound import OutboundPolicy, parse_networks
 from probes.endpoint import ApiKey, ProbeInputError, endpoint_validate
 from probes.runner import ProbeUnreachable, probe_config_build, probe_run
 
@@ -21,6 +22,9 @@ from .vendor import DECLARED_CONTEXT, MODEL, reference_vendor
 
 KEY_A = f"sk-tenant-a-{secrets.token_hex(16)}"
 KEY_B = f"sk-tenant-b-{secrets.token_hex(16)}"
+
+
+LOOPBACK_ALLOWED = OutboundPolicy(parse_networks(["127.0.0.0/8", "::1/128"]))
 
 
 def config(base_url: str, **options):
@@ -37,6 +41,7 @@ def config(base_url: str, **options):
         model=MODEL,
         declared_context=DECLARED_CONTEXT,
         allow_http=False,
+        outbound=LOOPBACK_ALLOWED,
         **options,
     )
 
@@ -215,12 +220,18 @@ def test_an_api_key_hides_itself():
         ("", False, False),
     ],
 )
-def test_only_https_outside_loopback_unless_the_operator_allows_it(url, allow_http, accepted):
+def test_only_https_outside_the_allowed_networks_unless_the_operator_allows_it(
+    url, allow_http, accepted
+):
+    """Plain http:// only to the networks the operator lists (here loopback, as in the tests and
+    the demo), or everywhere with PROBE_ALLOW_HTTP."""
     if accepted:
-        assert endpoint_validate(url, allow_http=allow_http) == url.rstrip("/")
+        assert endpoint_validate(url, allow_http=allow_http, policy=LOOPBACK_ALLOWED) == url.rstrip(
+            "/"
+        )
     else:
         with pytest.raises(ProbeInputError) as refused:
-            endpoint_validate(url, allow_http=allow_http)
+            endpoint_validate(url, allow_http=allow_http, policy=LOOPBACK_ALLOWED)
         assert list(refused.value.errors) == ["base_url"]
 
 

@@ -60,14 +60,19 @@ def reference_vendor(
         address = banner.split("listening on ", 1)[1].split()[0]
         yield RunningVendor(process, address, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process_stop(process)
         if process.stdout:
             process.stdout.close()
+
+
+def process_stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL when it has not ended after 10 s; waited for either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _read_banner(process: subprocess.Popen) -> str:

@@ -56,7 +56,7 @@ def test_a_ready_report_has_its_checksum_and_download_address(ready_report, pers
 
     assert body["status"] == "ready"
     assert body["sha256"] == ready_report.sha256
-    assert body["ruleset"] == "incident-2026-kv@2"
+    assert body["ruleset"] == "incident-2026-kv@3"
     assert body["pages"] == ready_report.pages and body["size"] == ready_report.size
     assert body["download"] == f"http://testserver/api/v1/reports/{ready_report.pk}/download/"
     assert download.status_code == 200

@@ -180,7 +180,7 @@ def test_the_pdf_metadata_and_language_are_set(edition):
     assert edition.number in metadata.title and VENDOR in metadata.title
     assert labels["report_title"] in metadata.title
     assert metadata.author == "Kowloon Risk Advisory"
-    assert VENDOR in metadata.subject and "incident-2026-kv@2" in metadata.subject
+    assert VENDOR in metadata.subject and "incident-2026-kv@3" in metadata.subject
     expected_lang = {"en": "en", "zh-hant": "zh-Hant-HK"}[edition.language]
     assert pdf.trailer["/Root"]["/Lang"] == expected_lang
 

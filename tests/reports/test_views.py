@@ -177,7 +177,7 @@ def test_verifying_an_unaltered_report_names_its_assessment_and_ruleset(ready_re
     assert "This is an unaltered AVIA report." in content and "result-pass" in content
     assert ready_report.number in content
     assert "Cloud Inference Co" in content
-    assert "incident-2026-kv@2" in content
+    assert "incident-2026-kv@3" in content
     assert ready_report.sha256 in content
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from questionnaires.validation import AnswerValidationError, integer_maximum, validate_answers
+from questionnaires.bounds import VALUES_PER_TOKEN_MAX, integer_maximum
+from questionnaires.validation import AnswerValidationError, validate_answers
 from scoring.evidence import parse_evidence
-from scoring.evidence.kv_sizing import MAX_VALUES_PER_TOKEN
 from scoring.registry import builtin_catalog
 from tests.scoring.test_rules_table import BASELINE as V1_BASELINE
 from tests.scoring.test_rules_table import answers_with
@@ -133,7 +133,7 @@ def test_the_largest_accepted_sizing_answers_score(catalog):
     )
     largest = {"num_hidden_layers": 2**15, "num_attention_heads": 2**8, "head_dim": 2**7}
     model = parse_evidence(json.dumps(largest).encode(), parser="model_config")
-    assert model.parsed and model.sizing.values_per_token == MAX_VALUES_PER_TOKEN
+    assert model.parsed and model.sizing.values_per_token == VALUES_PER_TOKEN_MAX
 
     result = score(catalog, "ai-inference-isolation@2", answers, {"PRF-10": [model]})
 

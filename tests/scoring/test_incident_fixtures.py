@@ -261,7 +261,7 @@ def assert_api_shape(document: dict[str, Any], ruleset) -> None:
     ],
 )
 def test_cli_scores_the_examples(example, logs, questionnaire, engine, ruleset):
-    args = [str(example.relative_to(ROOT)), "--as-of", AS_OF.isoformat()]
+    args = [str(example.relative_to(ROOT)), "--as-of", AS_OF.isoformat(), "--ruleset", RULESET]
     for log in logs:
         args += ["--evidence", f"CTX-08={log.relative_to(ROOT)}"]
     completed = run_score(*args)

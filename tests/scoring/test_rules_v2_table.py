@@ -326,8 +326,10 @@ def evidence_for(directory: Path, case: Case) -> dict[str, list]:
     return evidence
 
 
-def fired(catalog, engine, overrides, evidence, questionnaire="ai-inference-isolation@2"):
-    answers = answers_over(overrides, BASELINE)
+def fired(
+    catalog, engine, overrides, evidence, questionnaire="ai-inference-isolation@2", baseline=None
+):
+    answers = answers_over(overrides, BASELINE if baseline is None else baseline)
     clean = validate_answers(catalog.questionnaire(questionnaire), answers)
     return {
         f.rule_id: f for f in engine.score(clean.values, as_of=AS_OF, evidence=evidence).findings

@@ -27,7 +27,7 @@ def rule_ids(result: dict) -> set[str]:
 
 
 def test_a_v1_answer_file_scores_under_ruleset_v2():
-    v1 = score(str(EXAMPLES / "incident-2026-launch.json"))
+    v1 = score(str(EXAMPLES / "incident-2026-launch.json"), "--ruleset", "incident-2026-kv@1")
     v2 = score(str(EXAMPLES / "incident-2026-launch.json"), "--ruleset", "incident-2026-kv@2")
 
     assert (v1["questionnaire"], v1["ruleset"]) == (
@@ -49,7 +49,7 @@ def test_a_v2_answer_file_with_the_launch_day_probe_result():
         f"PRB-02={EXAMPLES / 'probe-launch-day.json'}",
     )
 
-    assert result["ruleset"] == "incident-2026-kv@2"  # the newest written for v2
+    assert result["ruleset"] == "incident-2026-kv@3"  # the newest that scores v2 answers
     assert {"PROBE-OVERSIZE-ACCEPTED", "PROBE-CROSS-TENANT-ECHO"} <= rule_ids(result)
     assert "PROBE-NOT-RUN" not in rule_ids(result)
     echo = next(f for f in result["findings"] if f["rule"] == "PROBE-CROSS-TENANT-ECHO")

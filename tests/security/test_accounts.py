@@ -33,9 +33,11 @@ def test_ten_failed_sign_ins_lock_the_account(personas, settings):
     locked = sign_in(client, " AVA@Acme.test ", "wrong-again")
     assert locked.status_code == 429
     assert "locked for 15 minutes" in locked.content.decode()
-    # Locked: even the right password is refused, from any address.
-    assert sign_in(Client(REMOTE_ADDR="203.0.113.9"), "ava@acme.test", PASSWORD).status_code == 429
+    # Locked: even the right password is refused from that address; from another, the owner
+    # still signs in (tests/security/test_login_lockout.py).
+    assert sign_in(client, "ava@acme.test", PASSWORD).status_code == 429
     assert SESSION_KEY not in client.session
+    assert sign_in(Client(REMOTE_ADDR="203.0.113.9"), "ava@acme.test", PASSWORD).status_code == 302
     # Other accounts are not affected.
     assert sign_in(Client(), "rex@acme.test", PASSWORD).status_code == 302
 
@@ -264,3 +266,22 @@ def test_the_language_switch_works_before_the_second_factor(required):
     )
     assert response.status_code == 302 and response["Location"] == "/accounts/two-factor/"
     assert client.cookies["django_language"].value == "zh-hant"
+
+
+def test_during_the_throttle_a_right_code_is_told_to_wait_not_that_it_is_wrong(required, settings):
+    """Issue 28: after a wrong code django-otp refuses every code for a while (1 s, then 2 s,
+    4 s…); a right code in that time was answered "That code is not right"."""
+    settings.OTP_TOTP_THROTTLE_FACTOR = 60  # a minute: long enough to be inside it below
+    device, _codes = enrol(required.ava)
+    client = ava_with_her_password_only()
+    wrong = client.post("/accounts/two-factor/verify/", {"code": "000000", "next": "/vendors/"})
+    assert wrong.status_code == 400 and "That code is not right" in wrong.content.decode()
+
+    right = client.post(
+        "/accounts/two-factor/verify/", {"code": code_of(device, step=1), "next": "/vendors/"}
+    )
+
+    assert right.status_code == 400
+    page = right.content.decode()
+    assert "That code is not right" not in page
+    assert "Too many wrong codes" in page

@@ -281,7 +281,7 @@ def test_a_full_disk_saves_nothing_and_leaves_no_file(ava, assessment, settings,
     import errno
     import os
 
-    from assessments import storage
+    from core import storage
 
     def disk_full(descriptor):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 # The production settings of docs/operations.md's table (what an operator sets).
 PRODUCTION_ENV = {
@@ -53,6 +55,21 @@ def test_the_development_key_is_refused_when_debug_is_off():
     result = manage("check", **env)
     assert result.returncode != 0
     assert "SECRET_KEY is the development key while DEBUG is false" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["x", "   ", "a" * 60, "abcd" * 20, "k2Vd0n9-sF1yq3Tz7uWcB8eHjLmPxR4aG6oN5iQvZ_tYbD2hEs"[:49]],
+    ids=["one-character", "three-spaces", "one-character-repeated", "four-unique", "49-long"],
+)
+def test_a_weak_secret_key_is_refused_when_debug_is_off(key):
+    """Issue 28, break 8: "x" and three spaces were accepted (check --deploy only warned)."""
+    result = manage("check", **{**PRODUCTION_ENV, "SECRET_KEY": key})
+    assert result.returncode != 0
+    assert "SECRET_KEY is too weak" in result.stderr
+    assert "get_random_secret_key" in result.stderr
+    # Development keeps working with any key.
+    assert manage("check", **{**PRODUCTION_ENV, "SECRET_KEY": key, "DEBUG": "true"}).returncode == 0
 
 
 def test_a_public_host_without_debug_set_is_refused():

@@ -22,18 +22,9 @@ from tests.personas import member_of
 
 pytestmark = pytest.mark.django_db
 
-# A Redis that is not there: the port is reserved (tcpmux) and nothing listens on it.
-DEAD_REDIS = "redis://127.0.0.1:1/0"
-
 
 @pytest.fixture
-def cache_down(settings):
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": DEAD_REDIS,
-        }
-    }
+def cache_down(dead_cache, settings):
     settings.PORTAL_TOKEN_FAILURE_LIMIT = 3
 
 

@@ -131,6 +131,41 @@ def test_conditions_are_stated_in_words(scored, personas):
     assert "PRF-05 ≠ Proprietary" in prf[f"D{row_of(prf, 'PRF-06')}"].value
 
 
+@pytest.mark.parametrize(
+    ("language", "salt_from_request", "kv11_condition"),
+    [
+        ("en", "A salt or cache key taken from the request", "KV-06 = Yes and KV-05 = Isolated"),
+        ("zh-hant", "取自請求的鹽值或快取鍵", "KV-06 = 是，且 KV-05 = 按租戶隔離"),
+    ],
+)
+def test_version_3_asks_how_cache_isolation_is_enforced_with_its_conditions(
+    catalog, personas, language, salt_from_request, kv11_condition
+):
+    """KV-10 to KV-12 (v3.md) in the KV sheet: their conditions in words, KV-10's and KV-11's
+    options in the drop-down, KV-12 free text, and the answers already given."""
+    v3 = factories.incident_assessment(
+        member=member_of(personas.ava),
+        answers_from=factories.OVERCLAIMED_V3,
+        evidence=(),
+        submit=False,
+    )
+    book = book_of(member_workbook(personas, v3, language))
+    kv = book["KV"]
+    rows = {code: row_of(kv, code) for code in ("KV-09", "KV-10", "KV-11", "KV-12")}
+    assert rows["KV-09"] < rows["KV-10"] < rows["KV-11"] < rows["KV-12"]
+    assert "KV-05 = " in kv[f"D{rows['KV-10']}"].value
+    assert kv11_condition in kv[f"D{rows['KV-11']}"].value
+    assert "KV-06 = " in kv[f"D{rows['KV-12']}"].value
+    assert kv[f"E{rows['KV-10']}"].value == salt_from_request  # the answer, as its label
+    for code, count in (("KV-10", 4), ("KV-11", 4)):
+        check = validation_of(kv, f"E{rows[code]}")
+        assert check.type == "list"
+        first, last = check.formula1.split("!")[1].replace("$", "").split(":")
+        assert len(book["lists"][first:last]) == count
+    assert kv[f"E{rows['KV-12']}"].value.startswith("LMCache")
+    assert not kv[f"E{rows['KV-12']}"].protection.locked
+
+
 def test_file_questions_are_uploaded_in_the_portal(scored, personas):
     ctx = book_of(member_workbook(personas, scored))["CTX"]
     row = row_of(ctx, "CTX-08")

@@ -3,7 +3,10 @@ incident fixtures (at launch and after remediation) as scored assessments; and, 
 questionnaire v2, the same two vendors with an isolation probe each, run against the reference
 vendor (`--launch-day-vendor` / `--remediated-vendor`, the loopback addresses `make run` starts
 them on), so the demo shows a launch-day endpoint caught oversizing and leaking beside a
-remediated one that passes, both scored with ruleset v2. Idempotent.
+remediated one that passes; and, answering questionnaire v3, a vendor that declares twice the
+context its endpoint serves, with the stored probe result that found it (`overclaimed`), so
+PROBE-CONTEXT-OVERCLAIMED shows. Every assessment is scored with the default ruleset (the newest
+that applies, v3). Idempotent: a workspace made before v3 gains the over-claiming vendor.
 
 The demo accounts' password is the published one (DEMO_PASSWORD) only for a site that no other
 machine reaches (ALLOWED_HOSTS names only local hosts); otherwise they get a random one (or
@@ -55,12 +58,14 @@ PROBE_DECLARED_CONTEXT = 8192
 PROBE_SAMPLES = 10
 PROBE_PREFIX_TOKENS = 1024
 PROBE_CEILING_TOKENS = 1_000_000
+OVERCLAIMING_VENDOR = "Example Long-Context AI (over-claimed context)"
 
 
 class Command(BaseCommand):
     help = (
-        "Create the demo workspace (organization, members, vendor, four scored assessments; "
-        "the two of questionnaire v2 probed when the reference vendors' addresses are given)."
+        "Create the demo workspace (organization, members, two vendors, five scored "
+        "assessments; the two of questionnaire v2 probed when the reference vendors' addresses "
+        "are given, the one of v3 with a stored probe result that found an over-claimed context)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -103,10 +108,20 @@ class Command(BaseCommand):
             )
             users[role] = user
         self.stdout.write(f"demo password: {password}")
+        assessor = org_context_of(user=users[Role.ASSESSOR], organization=organization)
         if Assessment.objects.filter(organization=organization).exists():
             self.stdout.write("demo workspace already present")
-            return
-        assessor = org_context_of(user=users[Role.ASSESSOR], organization=organization)
+        else:
+            self.incident_vendor(assessor, options)
+        if not Assessment.objects.filter(
+            organization=organization, vendor__name=OVERCLAIMING_VENDOR
+        ).exists():
+            self.overclaiming_vendor(assessor)
+        self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]}")
+
+    def incident_vendor(self, assessor: OrgContext, options: dict[str, Any]) -> None:
+        """The incident's vendor: v1 and v2 assessments at launch and after remediation, the v2
+        ones probed against the reference vendors when their addresses are given."""
         vendor = factories.incident_vendor(
             member=assessor,
             channel=Channel.SYSTEM,
@@ -138,7 +153,29 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{answers_from}: {assessment.risk_tier} ({assessment.risk_score}/100){probed}"
             )
-        self.stdout.write(f"demo workspace ready: log in as {MEMBERS[0][0]}")
+
+    def overclaiming_vendor(self, assessor: OrgContext) -> None:
+        """A vendor answering v3 that declares 262,144 tokens of context on an endpoint that
+        serves 131,072: its probe result (examples/probe-overclaimed.json, as a probe run stores
+        it, with the served context and the limit the refusal stated) is attached as PRB-02."""
+        vendor = factories.incident_vendor(
+            member=assessor,
+            channel=Channel.SYSTEM,
+            name=OVERCLAIMING_VENDOR,
+            website="https://longctx.example",
+            contact_email="security@longctx.example",
+        )
+        assessment = factories.incident_assessment(
+            member=assessor,
+            vendor=vendor,
+            answers_from=factories.OVERCLAIMED_V3,
+            evidence=[("PRB-02", factories.OVERCLAIMED_PROBE)],
+            channel=Channel.SYSTEM,
+        )
+        self.stdout.write(
+            f"{factories.OVERCLAIMED_V3}: {assessment.risk_tier} ({assessment.risk_score}/100),"
+            " stored probe result: oversize=overclaimed"
+        )
 
     def probe(self, assessment: Assessment, assessor: OrgContext, base_url: str) -> ProbeRun:
         """The vendor's consent is in its answers (PRB-01 = yes); the assessor enters the

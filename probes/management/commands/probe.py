@@ -28,6 +28,7 @@ from probes.runner import (
     probe_config_build,
     probe_run,
 )
+from probes.services import probe_outbound_policy
 from questionnaires.validation import format_errors
 
 EXIT_BAD_INPUT = 2
@@ -82,6 +83,7 @@ class Command(BaseCommand):
                 key_a=keys.get("key_a"),
                 key_b=keys.get("key_b"),
                 allow_http=settings.PROBE_ALLOW_HTTP,
+                outbound=probe_outbound_policy(),
                 checks=[name.strip() for name in options["checks"].split(",") if name.strip()],
                 samples=options["samples"],
                 prefix_tokens=options["prefix_tokens"],

@@ -37,7 +37,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--as-of", help="the date scoring treats as today (YYYY-MM-DD)")
         parser.add_argument(
-            "--ruleset", help="slug@version; default: the newest for the questionnaire"
+            "--ruleset",
+            help="slug@version; default: the newest that scores the questionnaire's answers",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -70,7 +71,7 @@ class Command(BaseCommand):
             )
             return None
         questionnaire = catalog.questionnaire(questionnaire_key)
-        ruleset_key = options.get("ruleset") or catalog.newest_ruleset_for(questionnaire_key).key
+        ruleset_key = options.get("ruleset") or catalog.default_ruleset_for(questionnaire_key).key
         if ruleset_key not in catalog.rulesets:
             errors.setdefault("ruleset", []).append(f"unknown ruleset {ruleset_key}")
         elif questionnaire_key not in catalog.ruleset(ruleset_key).applies_to:

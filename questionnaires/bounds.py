@@ -1,0 +1,40 @@
+"""The bound of every number that enters scoring, whatever its source: answers, startup-log
+figures, config.json figures, probe figures. One place, read by answer validation
+(questionnaires.validation) and by the evidence parsers (scoring.evidence.dispatch).
+
+The rules compute in CEL's 64-bit integers: tokens x KV bytes per token, GiB per GPU x GPUs x
+2^30, |log pool - declared pool| x 20. Each bound is far above any deployment and small enough
+that no product of bounded values can overflow (largest: 2 x 2^31 bytes per token x 10^9 tokens
+< 2^63). A larger answer is refused naming the question; a larger evidence figure leaves its
+file kept as evidence and "not parsed: value out of range".
+
+Pure Python: no Django.
+"""
+
+INTEGER_MAX = 10**12  # a trillion tokens, hours or days: anything larger is a typing mistake
+TOKENS_MAX = 10**9  # a billion tokens: a hundred times the longest context offered in 2026
+# About 500 times the largest real model's (a 128-layer MHA model with 128 heads of 128: 4.2M).
+VALUES_PER_TOKEN_MAX = 2**31
+
+# Answers the sizing rules multiply (named here, not flagged in the catalogue, so the published
+# v1 and v2 files keep their content hashes).
+INTEGER_MAXIMUM_BY_QUESTION = {
+    "CTX-01": TOKENS_MAX,
+    "CTX-02": TOKENS_MAX,
+    "CTX-03": TOKENS_MAX,
+    "USE-03": TOKENS_MAX,
+    "PRF-12": 2**16,  # GiB of memory of one GPU
+    "PRF-13": 2**16,  # GPUs of one serving instance
+}
+
+# Evidence figures by what they count: a log's KV pool and context, a probe's declared context
+# (tokens); a model config.json's KV values per token.
+EVIDENCE_MAXIMUM = {
+    "tokens": TOKENS_MAX,
+    "values_per_token": VALUES_PER_TOKEN_MAX,
+}
+
+
+def integer_maximum(code: str) -> int:
+    """The largest whole number the question accepts."""
+    return INTEGER_MAXIMUM_BY_QUESTION.get(code, INTEGER_MAX)

@@ -111,7 +111,10 @@ def _target(portal: Portal, go: str) -> str:
         return reverse("probes:portal_setup", args=[portal.token])
     if go.startswith("thread:"):
         code = go.removeprefix("thread:")
-        if selectors.thread_find(assessment=portal.assessment, question_code=code) is None:
+        if (
+            code not in portal.spec.questions
+            or selectors.thread_find(assessment=portal.assessment, question_code=code) is None
+        ):
             raise Http404
         return portal_url("thread", portal, code)
     if go.startswith("section:"):

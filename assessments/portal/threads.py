@@ -20,8 +20,12 @@ from .common import portal_context, portal_url, question_url
 
 @portal_view
 def thread(request: HttpRequest, portal: Portal, question_code: str) -> HttpResponse:
+    # The catalogue first: a code it does not hold (a NUL, 10,000 characters) never reaches
+    # the database.
+    if question_code not in portal.spec.questions:
+        raise Http404
     found = selectors.thread_find(assessment=portal.assessment, question_code=question_code)
-    if found is None or question_code not in portal.spec.questions:
+    if found is None:
         raise Http404
     form = ThreadMessageForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():

@@ -73,6 +73,8 @@ def thread_status(
 ) -> HttpResponse:
     """Resolve the thread (`resolved=1`) or reopen it (`resolved=0`)."""
     assessment = assessment_for(org, assessment_id)
+    if question_code not in vendor_question_codes(assessment.questionnaire.spec):
+        raise Http404  # checked first: an unknown code never reaches the database
     thread = selectors.thread_find(assessment=assessment, question_code=question_code)
     if thread is None:
         raise Http404

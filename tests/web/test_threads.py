@@ -326,3 +326,17 @@ def test_the_dashboard_counts_answers_waiting_for_a_member(client, personas, inv
     assert "1 answer from the vendor to read" in page
     thread_resolve(thread=Thread.objects.get(), member=member_of(personas.ava), channel=Channel.WEB)
     assert "thread-badge" not in client.get(dashboard).content.decode()
+
+
+@pytest.mark.parametrize("code", ["KV-01%00", "X" * 300, "KV-02"])
+def test_a_question_without_a_thread_is_404_on_both_sides(client, personas, invited, code):
+    assessment, _link, token = invited
+    ask(personas, assessment)
+    assert client.get(f"/v/{token}/questions/{code}/thread/").status_code == 404
+    response = client.post(
+        reverse("portal:section", args=[token, "KV"]), {"go": f"thread:{code}\x00"}
+    )
+    assert response.status_code == 404
+    client.force_login(personas.ava)
+    status_url = f"/assessments/{assessment.pk}/questions/{code}/thread/status/"
+    assert client.post(status_url, {"resolved": "1"}).status_code == 404

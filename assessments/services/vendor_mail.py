@@ -19,7 +19,14 @@ from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
-from ..models import Assessment, Channel, ConfigurationChange, Review, Thread, VendorLink
+from ..models import (
+    Assessment,
+    Channel,
+    ConfigurationChange,
+    Review,
+    Thread,
+    VendorLink,
+)
 from .vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
@@ -223,7 +230,9 @@ def thread_question_notify(*, thread: Thread, reminder: bool = False) -> Outboun
     where to answer."""
     assessment = thread.assessment
     contact = vendor_contact_for(assessment)
-    if contact is None:
+    if contact is None or not VendorLink.objects.filter(assessment=assessment).exists():
+        # Not invited yet: a link issued here would send the draft. The invitation's landing
+        # page lists the questions.
         return None
     last = thread.messages.order_by("-created_at", "-pk").first()
     kind = EmailKind.THREAD_REMINDER if reminder else EmailKind.THREAD_QUESTION

@@ -340,3 +340,25 @@ def test_a_question_without_a_thread_is_404_on_both_sides(client, personas, invi
     client.force_login(personas.ava)
     status_url = f"/assessments/{assessment.pk}/questions/{code}/thread/status/"
     assert client.post(status_url, {"resolved": "1"}).status_code == 404
+
+
+def test_a_question_on_a_draft_waits_for_the_invitation(personas, draft):
+    ask(personas, draft)
+    assert draft.vendor_links.count() == 0  # no link issued by the question
+    assert not OutboundEmail.objects.filter(kind=EmailKind.THREAD_QUESTION).exists()
+    draft.refresh_from_db()
+    assert draft.status == "draft"
+
+
+def test_the_email_is_in_the_contacts_language(personas, catalog, draft):
+    vendor_link_issue(
+        assessment=draft,
+        contact_email="kv-team@cloud-inference.test",
+        member=member_of(personas.ava),
+        channel=Channel.WEB,
+        language="zh-hant",
+    )
+    ask(personas, draft)
+    email = OutboundEmail.objects.get(kind=EmailKind.THREAD_QUESTION)
+    assert email.language == "zh-hant"
+    assert "查詢閣下就 KV-01 的答案" in email.subject

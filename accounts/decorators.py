@@ -1,10 +1,12 @@
 """The one access helper of every member page, whatever app it belongs to.
 
 `@member_page` (or `@member_page(capability=...)`) signs the visitor in, resolves the
-organization the request acts in once — the one named by the URL's `organization_slug`, else
-the session's current one — checks the role's capability (403), and calls the view as
-`view(request, org, **kwargs)` in the organization's time zone and the member's language.
-An organization the user is not a member of is a 404, so slugs cannot be probed.
+organization the request acts in once (accounts.tenancy: the one named by the URL's
+`organization_slug`, else the session's current one; a write from a page drawn for another
+organization is answered 409 with a page that offers to switch, and the view never runs),
+checks the role's capability (403), and calls the view as `view(request, org, **kwargs)` in the
+organization's time zone and the member's language. An organization the user is not a member
+of is a 404, so slugs cannot be probed.
 """
 
 from __future__ import annotations
@@ -15,24 +17,21 @@ from typing import Any, overload
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.response import SimpleTemplateResponse
 from django.utils import timezone, translation
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .roles import Capability
-from .tenancy import OrgContext, org_context_for, org_context_for_request
+from .tenancy import DrawnForAnotherOrganization, OrgContext, member_context_for_request
 
 View = Callable[..., HttpResponse]
 
 
 def member_context(request: HttpRequest, organization_slug: str | None = None) -> OrgContext:
     """The organization the request acts in (403 without one; 404 for a foreign slug)."""
-    if organization_slug is not None:
-        return org_context_for(user=request.user, organization_slug=organization_slug)
-    context = org_context_for_request(request)
-    if context is None:
-        raise PermissionDenied
-    return context
+    return member_context_for_request(request, organization_slug)
 
 
 @overload
@@ -50,7 +49,10 @@ def member_page(
         @login_required
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            org = member_context(request, kwargs.pop("organization_slug", None))
+            try:
+                org = member_context(request, kwargs.pop("organization_slug", None))
+            except DrawnForAnotherOrganization as refused:
+                return _drawn_for_another_organization(request, refused)
             org.require(capability)
             with timezone.override(org.organization.time_zone):
                 return _in_preferred_language(request, lambda: view(request, org, *args, **kwargs))
@@ -58,6 +60,36 @@ def member_page(
         return wrapper
 
     return decorate(view) if view is not None else decorate
+
+
+def _drawn_for_another_organization(
+    request: HttpRequest, refused: DrawnForAnotherOrganization
+) -> HttpResponse:
+    """409: the page was drawn for another organization than the one the request acts in now
+    (switched in another tab). Says which, offers to switch back to the page it came from; an
+    htmx request gets the same words in the page's status line."""
+    back = request.headers.get("Referer", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = "/"
+    current = refused.current
+    with timezone.override(current.organization.time_zone):
+        return _in_preferred_language(
+            request,
+            lambda: render(
+                request,
+                "accounts/_drawn_for_another_organization.html"
+                if request.headers.get("HX-Request")
+                else "accounts/drawn_for_another_organization.html",
+                {
+                    "drawn_for": refused.drawn_for,
+                    "current_organization": current.organization,
+                    "back": back,
+                },
+                status=409,
+            ),
+        )
 
 
 def _in_preferred_language(
@@ -70,7 +102,14 @@ def _in_preferred_language(
     the language cookie that Django's LocaleMiddleware reads on every later request; nothing is
     kept between requests in the process.
     """
-    preferred = getattr(request.user, "preferred_language", "")
+    return respond_in_language(request, getattr(request.user, "preferred_language", ""), respond)
+
+
+def respond_in_language(
+    request: HttpRequest, preferred: str, respond: Callable[[], HttpResponse]
+) -> HttpResponse:
+    """`respond()` in `preferred` (and that language remembered in the cookie) unless the
+    browser already chose one; a template response is rendered within that language."""
     if (
         settings.LANGUAGE_COOKIE_NAME in request.COOKIES
         or preferred not in dict(settings.LANGUAGES)
@@ -79,6 +118,8 @@ def _in_preferred_language(
         return respond()
     with translation.override(preferred):
         response = respond()
+        if isinstance(response, SimpleTemplateResponse):
+            response.render()
     response.headers["Content-Language"] = preferred
     set_language_cookie(response, preferred)
     return response

@@ -15,6 +15,7 @@ from accounts.validators import (
     logo_content_type,
     validate_brand_colour,
 )
+from core.ids import IdField
 
 
 class EmailAuthenticationForm(AuthenticationForm):
@@ -37,7 +38,7 @@ class EmailAuthenticationForm(AuthenticationForm):
 
 
 class SwitchOrganizationForm(forms.Form):
-    organization_id = forms.IntegerField(widget=forms.HiddenInput)
+    organization_id = IdField()
 
 
 class ApiTokenCreateForm(forms.Form):

@@ -29,6 +29,9 @@ class Capability(models.TextChoices):
     MANAGE_TOKENS = "manage_tokens", _("Manage one's own API tokens")
     # How often vendors are reassessed, and the outbox of the organization's emails.
     MANAGE_POLICY = "manage_policy", _("Set the reassessment policy and read the outbox")
+    # Who did what to an assessment: every role reads the trail of its organization's
+    # assessments (what it shows, each role can already read on the assessment's pages).
+    READ_AUDIT = "read_audit", _("Read the audit trail of assessments")
     # Endpoints that other systems receive the organization's events at, signed.
     MANAGE_WEBHOOKS = "manage_webhooks", _("Manage webhooks")
 
@@ -44,10 +47,13 @@ ROLE_CAPABILITIES: dict[str, frozenset[str]] = {
             Capability.ANSWER_USE_SECTION,
             Capability.INVITE_VENDOR,
             Capability.MANAGE_TOKENS,
+            Capability.READ_AUDIT,
         }
     ),
-    Role.REVIEWER: frozenset({Capability.VIEW, Capability.REVIEW, Capability.MANAGE_TOKENS}),
-    Role.VIEWER: frozenset({Capability.VIEW, Capability.MANAGE_TOKENS}),
+    Role.REVIEWER: frozenset(
+        {Capability.VIEW, Capability.REVIEW, Capability.MANAGE_TOKENS, Capability.READ_AUDIT}
+    ),
+    Role.VIEWER: frozenset({Capability.VIEW, Capability.MANAGE_TOKENS, Capability.READ_AUDIT}),
 }
 
 

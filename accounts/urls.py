@@ -30,7 +30,7 @@ urlpatterns = [
     path("", views.organizations, name="organizations"),
     path("switch/", views.switch, name="switch_organization"),
     path(
-        "invitations/<int:invitation_id>/<str:answer>/",
+        "invitations/<id:invitation_id>/<str:answer>/",
         views.invitation_respond_view,
         name="invitation_respond",
     ),
@@ -39,18 +39,18 @@ urlpatterns = [
     path("current/<str:page>/", views.current_organization_page, name="current_page"),
     path("orgs/<slug:organization_slug>/tokens/", views.tokens, name="tokens"),
     path(
-        "orgs/<slug:organization_slug>/tokens/<int:token_id>/revoke/",
+        "orgs/<slug:organization_slug>/tokens/<id:token_id>/revoke/",
         views.token_revoke,
         name="token_revoke",
     ),
     path("orgs/<slug:organization_slug>/members/", views.members, name="members"),
     path(
-        "orgs/<slug:organization_slug>/members/<int:membership_id>/role/",
+        "orgs/<slug:organization_slug>/members/<id:membership_id>/role/",
         views.member_change_role,
         name="member_change_role",
     ),
     path(
-        "orgs/<slug:organization_slug>/members/<int:membership_id>/remove/",
+        "orgs/<slug:organization_slug>/members/<id:membership_id>/remove/",
         views.member_remove,
         name="member_remove",
     ),

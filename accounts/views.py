@@ -68,7 +68,7 @@ from core.errors import ServiceError
 from core.queueing import publish
 from core.web import add_errors, confirm_page, error_summary
 
-from .decorators import member_page
+from .decorators import member_page, respond_in_language
 
 
 @require_POST
@@ -135,6 +135,14 @@ class PasswordSetView(auth_views.PasswordResetConfirmView):
 
 class InvitationAcceptView(PasswordSetView):
     invitation = True
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The page reads in the language the owner chose for the new member (the invitation
+        # email's), unless this browser chose one; a browser's Accept-Language does not
+        # outrank it. Only a valid link tells it.
+        response = super().dispatch(request, *args, **kwargs)
+        language = self.user.preferred_language if self.validlink and self.user else ""
+        return respond_in_language(request, language, lambda: response)
 
     def get_user(self, uidb64: str) -> User | None:
         user = super().get_user(uidb64)

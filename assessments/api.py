@@ -23,7 +23,8 @@ from rest_framework.response import Response
 from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.api.base import MAX_ID, ErrorsSerializer, StrictFilterSet, error_responses
+from core.api.base import ErrorsSerializer, StrictFilterSet, error_responses, invalid_input
+from core.ids import MAX_ID
 from questionnaires.spec import Text
 from scoring.models import Rule
 
@@ -182,7 +183,14 @@ class AssessmentList(OrganizationAPIView):
         tags=["assessments"],
         summary="Start an assessment",
         request=AssessmentCreateInputSerializer,
-        responses={201: AssessmentDetailSerializer, **error_responses(400, 401, 403)},
+        responses={
+            201: AssessmentDetailSerializer,
+            **error_responses(401, 403),
+            **invalid_input(
+                "`vendor`: no vendor of your organization has this id; `questionnaire`: no "
+                "published questionnaire has this key; `answers`: by question code."
+            ),
+        },
     )
     def post(self, request: Request, org: OrgContext) -> Response:
         data = _valid(
@@ -196,6 +204,7 @@ class AssessmentList(OrganizationAPIView):
             questionnaire_key=data["questionnaire"],
             due_date=data.get("due_date"),
             answers=data.get("answers"),
+            label=data["label"],
             actor=org.user,
             channel=Channel.API,
         )
@@ -233,7 +242,14 @@ class AssessmentAnswers(OrganizationAPIView):
         "the buyer's USE section needs the answer_use_section capability; other questions "
         "need edit_assessment.",
         request=AnswersInputSerializer,
-        responses={200: AnswersSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            200: AnswersSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input(
+                "`answers`, `comments`: by question code, a code the questionnaire does not "
+                "have included."
+            ),
+        },
     )
     def patch(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
@@ -270,7 +286,8 @@ class AssessmentEvidence(OrganizationAPIView):
         request={"multipart/form-data": EvidenceInputSerializer},
         responses={
             201: EvidenceSerializer,
-            **error_responses(400, 401, 403, 404, 409),
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("`question`: not a file question of the questionnaire."),
             507: OpenApiResponse(
                 ErrorsSerializer,
                 description="The file could not be stored (the disk may be full): nothing "
@@ -302,7 +319,11 @@ class AssessmentSubmit(OrganizationAPIView):
         description="Queues a scoring run (202). 400 lists the required questions still "
         "blank, by code.",
         request=None,
-        responses={202: RunQueuedSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            202: RunQueuedSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("The required questions still blank, by code."),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = _assessment(org, assessment_id)
@@ -358,18 +379,19 @@ class AssessmentReview(OrganizationAPIView):
         summary="Record a review decision",
         description="approved, approved_with_conditions (state the conditions), rejected, or "
         "changes_requested (with a message and the vendor questions to re-open). A reviewer "
-        "who created, edited or submitted the assessment may not decide (four eyes).",
+        "who created, edited or submitted the assessment may not decide (four eyes). "
+        "Approving despite critical findings names each in `acknowledged_findings`.",
         request=ReviewInputSerializer,
         responses={
             201: ReviewSerializer,
             **error_responses(401, 403, 404, 409),
             # The four-eyes refusal is the reviewer's, not the assessment's state (that is a
             # 409): it comes with the body's other errors, in one 400.
-            400: OpenApiResponse(
-                ErrorsSerializer,
-                description="Invalid input, all errors at once: `reviewer` when the caller "
-                "created, edited or submitted the assessment (four-eyes rule), `reopen_codes` "
-                "naming no vendor question, a missing `message` or `conditions`.",
+            **invalid_input(
+                "`reviewer` when the caller created, edited or submitted the assessment "
+                "(four-eyes rule), `reopen_codes` naming no vendor question, `run` naming no "
+                "run of this assessment, a missing `message` or `conditions`, "
+                "`acknowledged_findings` leaving out a critical finding of an approval."
             ),
         },
     )
@@ -384,6 +406,7 @@ class AssessmentReview(OrganizationAPIView):
             message=data["message"],
             reopen_codes=data["reopen_codes"],
             run_id=data.get("run"),
+            acknowledged_findings=data["acknowledged_findings"],
             channel=Channel.API,
         )
         return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
@@ -392,14 +415,14 @@ class AssessmentReview(OrganizationAPIView):
 class AssessmentAudit(OrganizationAPIView):
     """The audit trail of one assessment."""
 
-    # Owners and reviewers read the audit trail; the review capability is exactly theirs.
-    required_capability = {"GET": Capability.REVIEW}
+    required_capability = {"GET": Capability.READ_AUDIT}
     cursor_ordering = ("-created_at", "-id")
 
     @extend_schema(
         tags=["assessments"],
         summary="Audit trail of an assessment",
-        description="Who did what, newest first. Owners and reviewers only.",
+        description="Who did what, newest first; every member (the read_audit capability of "
+        "each role). `answers.saved` names the question codes it changed in `detail.codes`.",
         responses={200: AuditEventSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, org: OrgContext, assessment_id: int) -> Response:

@@ -22,6 +22,7 @@ from accounts.tenancy import OrgContext
 from questionnaires.models import QuestionnaireVersion
 
 from .models import Assessment, Channel, Vendor
+from .selectors import critical_findings_for
 from .services.answers import answers_save, assessment_create
 from .services.evidence import evidence_add
 from .services.scoring_runs import scoring_run_execute
@@ -158,3 +159,11 @@ def submit_and_score(assessment: Assessment, *, score: bool = True, **by: Any) -
     if score:
         scoring_run_execute(run_id=run.pk)
     return Assessment.objects.select_related("vendor", "questionnaire").get(pk=assessment.pk)
+
+
+def critical_rule_ids(assessment: Assessment) -> list[str]:
+    """The rule ids an approval of `assessment` must acknowledge (its latest run's critical
+    findings): what a reviewer ticks on the sign-off page."""
+    # Read again: the caller's instance may predate the run that scored it.
+    run = Assessment.objects.select_related("latest_run").get(pk=assessment.pk).latest_run
+    return list(critical_findings_for(run=run)) if run is not None else []

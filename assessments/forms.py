@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.ids import IdChoiceField
 from questionnaires.spec import QuestionnaireSpec
 
 from .answer_forms import DateInput
@@ -69,7 +70,7 @@ class AssessmentForm(forms.Form):
 
     # Radios for the vendors the page shows (a bounded list: the first by name, or those a
     # search found); any of the organization's vendors is accepted when posted.
-    vendor = forms.ModelChoiceField(
+    vendor = IdChoiceField(
         label=_("Vendor"), queryset=Vendor.objects.none(), widget=forms.RadioSelect
     )
     questionnaire = forms.ChoiceField(
@@ -104,7 +105,16 @@ class AssessmentForm(forms.Form):
         )
 
 
-class DueDateForm(forms.Form):
+class DueDateAndLabelForm(forms.Form):
+    label = forms.CharField(
+        label=_("Label"),
+        required=False,
+        max_length=80,
+        help_text=_(
+            "Optional: a few words that tell this assessment apart from the vendor's others "
+            "(e.g. “GLM-5.3 launch”), shown beside its number."
+        ),
+    )
     due_date = forms.DateField(
         label=_("Due date"),
         required=False,
@@ -224,11 +234,25 @@ class ReviewForm(forms.Form):
     )
     # The scoring run the page showed: a decision is about the findings the reviewer read.
     run = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    acknowledged_findings = forms.MultipleChoiceField(
+        label=_("Approve despite these critical findings"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("To approve, tick each critical finding: you read it and approve anyway."),
+    )
 
     def __init__(
-        self, *args: Any, questionnaire: QuestionnaireSpec, language: str, **kwargs: Any
+        self,
+        *args: Any,
+        questionnaire: QuestionnaireSpec,
+        language: str,
+        critical: dict[str, str] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["acknowledged_findings"].choices = [
+            (rule_id, f"{rule_id} — {title}") for rule_id, title in (critical or {}).items()
+        ]
         self.fields["reopen_codes"].choices = [
             (
                 f"{section.code} — {section.title.get(language)}",

@@ -7,8 +7,11 @@ go through `assessments.selectors`, which always take the organization.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -57,6 +60,8 @@ class AssessmentStatus(models.TextChoices):
 # Waiting for answers (an overdue one is late); signed off (nothing more to do).
 OPEN_STATUSES = (AssessmentStatus.DRAFT, AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
 CLOSED_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
+# Scored or approved: the vendor is due again on `reassess_by` (assessments.services.reassessment).
+RENEWABLE_STATUSES = (AssessmentStatus.SCORED, AssessmentStatus.APPROVED)
 
 
 class RiskTier(models.TextChoices):
@@ -86,6 +91,10 @@ class Assessment(models.Model):
         Organization, on_delete=models.CASCADE, related_name="assessments"
     )
     vendor = models.ForeignKey(Vendor, on_delete=models.PROTECT, related_name="assessments")
+    # Tells one vendor's assessments apart: "#12" (per organization, in creation order, never
+    # reused) and an optional label the assessors choose ("GLM-5.3 launch").
+    number = models.PositiveIntegerField(_("number"))
+    label = models.CharField(_("label"), max_length=80, blank=True)
     questionnaire = models.ForeignKey(
         QuestionnaireVersion, on_delete=models.PROTECT, related_name="assessments"
     )
@@ -111,6 +120,10 @@ class Assessment(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="renewals"
     )
     renewal_reason = models.CharField(max_length=30, choices=RenewalReason.choices, blank=True)
+    # A renewal of this one was opened (`renewal_start`): its vendor's lateness, if any, is the
+    # renewal's from then on. Kept on the row so "overdue" is a test of columns the dashboard's
+    # index scan reads, not a subquery per row.
+    renewed = models.BooleanField(default=False)
     # What the vendor declared changed: {"changes": [ConfigurationChange...], "note": "..."}.
     configuration_change = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -118,6 +131,11 @@ class Assessment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "number"], name="unique_assessment_number_per_org"
+            )
+        ]
         indexes = [
             models.Index(fields=["organization", "status"]),
             # The API's list and its cursor (newest first), the count's version.
@@ -136,6 +154,12 @@ class Assessment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.vendor} — {self.questionnaire.key}"
+
+    @property
+    def reference(self) -> str:
+        """ "#12 · GLM-5.3 launch", or "#12" without a label: beside the vendor's name wherever
+        it names this assessment."""
+        return f"#{self.number} · {self.label}" if self.label else f"#{self.number}"
 
     @property
     def status_label(self) -> str:
@@ -158,9 +182,34 @@ class Assessment(models.Model):
 
     @property
     def is_overdue(self) -> bool:
-        return bool(
-            self.due_date and self.status in OPEN_STATUSES and self.due_date < timezone.localdate()
-        )
+        """Late today (the active time zone's date); the same rule as `overdue()`."""
+        return self.overdue_since is not None
+
+    @property
+    def overdue_since(self) -> dt.date | None:
+        """The date this assessment has been late since, or None: its answers were due (and
+        not given), or its vendor was due for the next assessment and none was opened yet."""
+        today = timezone.localdate()
+        if self.due_date and self.status in OPEN_STATUSES and self.due_date < today:
+            return self.due_date
+        if (
+            self.reassess_by
+            and self.status in RENEWABLE_STATUSES
+            and self.reassess_by < today
+            and not self.renewed
+        ):
+            return self.reassess_by
+        return None
+
+
+def overdue(today: dt.date) -> Q:
+    """Which assessments are late on `today` (the organization's date), for every list, count,
+    filter, digest and export: answers due before today and not given, or a vendor due for its
+    next assessment before today with no renewal opened (a renewal carries that date as its
+    own due date, and is late until the vendor submits)."""
+    return Q(status__in=OPEN_STATUSES, due_date__lt=today) | Q(
+        status__in=RENEWABLE_STATUSES, reassess_by__lt=today, renewed=False
+    )
 
 
 # Days from scoring (or approval) to the next assessment, by risk tier, unless the organization's

@@ -11,9 +11,11 @@ from typing import Any
 
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
+from django.utils import translation
 
 from accounts.models import Organization
 from core.pagination import cached_count, cached_value
+from scoring.models import Rule
 
 from .models import (
     CLOSED_STATUSES,
@@ -23,12 +25,14 @@ from .models import (
     EvidenceFile,
     Finding,
     Review,
+    RiskTier,
     ScoringRun,
     Thread,
     ThreadStatus,
     ThreadTurn,
     Vendor,
     VendorLink,
+    overdue,
 )
 
 
@@ -116,12 +120,12 @@ class UrgencyOrdered:
 
     def __init__(self, assessments: QuerySet[Assessment], *, today: dt.date, version: object):
         self.assessments = assessments
-        overdue = Q(status__in=OPEN_STATUSES, due_date__lt=today)
+        late = overdue(today)
         order = (F("due_date").asc(nulls_last=True), "-created_at", "-pk")
         self.stages = [
-            assessments.filter(overdue).order_by(*order),
-            assessments.exclude(overdue).exclude(status__in=CLOSED_STATUSES).order_by(*order),
-            assessments.filter(status__in=CLOSED_STATUSES).order_by(*order),
+            assessments.filter(late).order_by(*order),
+            assessments.exclude(late).exclude(status__in=CLOSED_STATUSES).order_by(*order),
+            assessments.exclude(late).filter(status__in=CLOSED_STATUSES).order_by(*order),
         ]
         self.sizes = [cached_count(stage, version=(version, today)) for stage in self.stages]
 
@@ -162,8 +166,8 @@ def portfolio_counts(
         by_tier = dict(
             everything.exclude(risk_tier="").values_list("risk_tier").annotate(n=Count("pk"))
         )
-        overdue = everything.filter(status__in=OPEN_STATUSES, due_date__lt=today).count()
-        return {"by_status": by_status, "by_tier": by_tier, "overdue": overdue}
+        late = everything.filter(overdue(today)).count()
+        return {"by_status": by_status, "by_tier": by_tier, "overdue": late}
 
     if changed_at is _UNREAD:
         changed_at = assessments_changed_at(organization=organization)
@@ -190,6 +194,21 @@ def run_get(*, organization: Organization, run_id: object) -> ScoringRun:
 
 def findings_for(*, run: ScoringRun) -> QuerySet[Finding]:
     return Finding.objects.filter(run=run)
+
+
+def critical_findings_for(*, run: ScoringRun) -> dict[str, str]:
+    """The run's critical findings: rule id → the rule's title in the active language, in the
+    findings' order."""
+    rule_ids = list(
+        findings_for(run=run).filter(severity=RiskTier.CRITICAL).values_list("rule_id", flat=True)
+    )
+    titles = {
+        rule_id: zh_hant if (translation.get_language() or "").startswith("zh") else en
+        for rule_id, en, zh_hant in Rule.objects.filter(
+            ruleset_id=run.ruleset_id, rule_id__in=rule_ids
+        ).values_list("rule_id", "title_en", "title_zh_hant")
+    }
+    return {rule_id: titles.get(rule_id, rule_id) for rule_id in rule_ids}
 
 
 def evidence_for(*, assessment: Assessment) -> QuerySet[EvidenceFile]:

@@ -10,7 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.base import MAX_ID, InputSerializer
+from core.api.base import InputSerializer
+from core.ids import MAX_ID
 from core.text import READABLE_TEXT_PATTERN
 from questionnaires.validation import (
     MAX_CODES_PER_REQUEST,
@@ -130,6 +131,13 @@ class AssessmentCreateInputSerializer(InputSerializer):
         max_length=130, help_text='slug@version, e.g. "ai-inference-isolation@1"'
     )
     due_date = serializers.DateField(required=False, allow_null=True)
+    label = serializers.CharField(
+        max_length=80,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Optional words that tell this assessment apart from the vendor's others.",
+    )
     answers = AnswerMapField(required=False, help_text="Initial answers by question code.")
 
     def __init__(self, *args: Any, vendors: Any = None, **kwargs: Any) -> None:
@@ -175,6 +183,16 @@ class ReviewInputSerializer(InputSerializer):
         help_text="Id of the scoring run the decision is about (the one the reviewer read). "
         "When the assessment was scored again since, the decision is refused with a 409.",
     )
+    acknowledged_findings = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="Required to approve (approved, approved_with_conditions) an assessment whose "
+        "run has critical findings: the rule id of each one, confirming the reviewer approves "
+        "despite it. A critical finding left out is a 400 under `acknowledged_findings` that "
+        "names it.",
+    )
 
 
 # -- assessments: output -------------------------------------------------------------------
@@ -196,11 +214,21 @@ class AssessmentSerializer(serializers.ModelSerializer):
         help_text="The ruleset (slug@version) of the latest scoring run.",
     )
     is_overdue = serializers.BooleanField(read_only=True)
+    number = serializers.IntegerField(
+        read_only=True,
+        help_text="The assessment's number in your organization (#1, #2, … in creation order, "
+        "never reused): with `label`, it tells one vendor's assessments apart.",
+    )
+    label = serializers.CharField(
+        read_only=True, help_text="Optional words the assessors gave it (may be blank)."
+    )
 
     class Meta:
         model = Assessment
         fields = [
             "id",
+            "number",
+            "label",
             "vendor",
             "vendor_name",
             "questionnaire",

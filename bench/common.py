@@ -137,7 +137,7 @@ def build_portfolio(assessments: int) -> None:
     launch = factories.incident_assessment(member=assessor, vendor=vendor("Launch Inference Co"))
     review_record(
         assessment=launch, member=reviewer, decision="approved_with_conditions",
-        conditions="Re-test after the next KV pool change.", channel=Channel.WEB,
+        conditions="Re-test after the next KV pool change.", acknowledged_findings=factories.critical_rule_ids(launch), channel=Channel.WEB,
     )  # fmt: skip
     templates = [
         Assessment.objects.get(pk=launch.pk),

@@ -208,6 +208,9 @@ def copy_assessments(
     same amount), so the portfolio spreads back in time like a real one; each vendor gets
     `assessments_per_vendor` of them."""
     ids = _Ids()
+    # Copies continue the organization's assessment numbers (#n, unique per organization).
+    numbers = Assessment.objects.filter(organization_id=templates[0].organization_id)
+    first_number = (numbers.aggregate(top=Max("number"))["top"] or 0) + 1
     vendor: tuple[int, str] | None = None
     with transaction.atomic():
         tables = {model: _Table(model) for model in _MODELS if model is not AuditEvent}
@@ -221,7 +224,7 @@ def copy_assessments(
                     vendor = _copy_vendor(
                         template, tables, ids, number // assessments_per_vendor, when
                     )
-                _copy_one(template, tables, ids, number, vendor, when)
+                _copy_one(template, tables, ids, number, vendor, when, first_number + number)
             for table in tables.values():
                 table.write()
             if progress:
@@ -259,6 +262,7 @@ def _copy_one(
     number: int,
     vendor: tuple[int, str],
     when: dt.datetime,
+    assessment_number: int,
 ) -> None:
     original = template.assessment
     shift = when - original.created_at
@@ -270,6 +274,7 @@ def _copy_one(
         template.row.moved(shift)
         | {
             "id": assessment_id,
+            "number": assessment_number,
             "vendor_id": vendor_id,
             "latest_run_id": run_ids.get(original.latest_run_id),
         },

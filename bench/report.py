@@ -79,6 +79,7 @@ def incident_run():
         decision="approved_with_conditions",
         conditions="Short prompts only (under 128,000 tokens) until the vendor upgrades SGLang "
         "to v0.5.22 and enlarges the prefill KV pool; re-assess after the change.",
+        acknowledged_findings=factories.critical_rule_ids(assessment),
         channel=Channel.WEB,
     )
     return assessment.latest_run

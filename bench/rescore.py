@@ -285,6 +285,7 @@ def populate(count: int):  # noqa: ANN201
                 Assessment(
                     organization=organization,
                     vendor=vendors[i % len(vendors)],
+                    number=i + 1,  # a new organization's first assessments
                     questionnaire=questionnaire,
                     status=AssessmentStatus.APPROVED if i % 3 == 0 else AssessmentStatus.SCORED,
                     created_by=owner,

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
+    "core",
     "accounts",
     "sso",
     "questionnaires",
@@ -461,6 +462,8 @@ SPECTACULAR_SETTINGS = {
     # Request and response components apart: a request body is closed (no unknown keys), a
     # response's read-only fields are not part of what a client may send.
     "COMPONENT_SPLIT_REQUEST": True,
+    # `<id:…>` (core.ids.IdConverter): a row id, 1 to 2**63 - 1 (core.ids.MAX_ID).
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.add_error_responses",

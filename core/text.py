@@ -38,6 +38,21 @@ _UNREADABLE = re.compile(f"{_SURROGATE.pattern}|{_CONTROL.pattern}|{_BIDI_OVERRI
 # not (I-JSON, RFC 7493), and validators built on that (Rust's regex, schemathesis's) refuse a
 # pattern naming them.
 READABLE_TEXT_PATTERN = "^[^" + _character_class(_CONTROL_RANGES + _BIDI_OVERRIDE_RANGES) + "]*$"
+# The same, for a field that may not be blank once trimmed (a serializer's CharField strips what
+# `str.isspace` calls space): at least one readable character that is not a space. The spaces
+# are spelled out (`\s` means more in ECMA-262 than in Python: U+FEFF).
+_SPACE_RANGES = (
+    (0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680),
+    (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+)  # fmt: skip
+_READABLE = "[^" + _character_class(_CONTROL_RANGES + _BIDI_OVERRIDE_RANGES) + "]*"
+READABLE_NOT_BLANK_PATTERN = (
+    f"^{_READABLE}"
+    + "[^"
+    + _character_class(_CONTROL_RANGES + _BIDI_OVERRIDE_RANGES + _SPACE_RANGES)
+    + "]"
+    + f"{_READABLE}$"
+)
 
 
 def text_errors(value: Any, *, max_length: int | None = None) -> list[str]:

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
+from accounts.tenancy import organization_query
 from core.db import create_once
 from outbox.links import site_address, site_url
 from outbox.models import EmailKind
@@ -93,7 +94,8 @@ def notify(
                 template="notification",
                 context={
                     "title": title,
-                    "url": site_address(path),
+                    # Opens in its own organization, whichever the reader is working in.
+                    "url": site_address(f"{path}?{organization_query(organization)}"),
                     "settings_url": site_url("notifications:settings"),
                 },
                 organization=organization,

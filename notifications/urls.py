@@ -8,5 +8,5 @@ urlpatterns = [
     path("notifications/", views.notification_list, name="list"),
     path("notifications/read/", views.notifications_read, name="read_all"),
     path("notifications/settings/", views.notification_settings, name="settings"),
-    path("notifications/<int:notification_id>/", views.notification_open, name="open"),
+    path("notifications/<id:notification_id>/", views.notification_open, name="open"),
 ]

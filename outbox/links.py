@@ -9,9 +9,13 @@ from django.urls import reverse
 SITE_URLCONF = "config.urls"
 
 
-def site_url(view_name: str, *args: object, fragment: str = "", **kwargs: object) -> str:
+def site_url(
+    view_name: str, *args: object, fragment: str = "", query: str = "", **kwargs: object
+) -> str:
+    """`query` (without "?"): for a member page, `accounts.tenancy.organization_query`, so the
+    link opens in its own organization whatever the reader is working in."""
     path = reverse(view_name, args=args or None, kwargs=kwargs or None, urlconf=SITE_URLCONF)
-    return site_address(f"{path}{f'#{fragment}' if fragment else ''}")
+    return site_address(f"{path}{f'?{query}' if query else ''}{f'#{fragment}' if fragment else ''}")
 
 
 def site_path(view_name: str, *args: object) -> str:

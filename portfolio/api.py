@@ -19,7 +19,7 @@ from accounts.api import OrganizationAPIView
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
-from core.api.base import FirstRendererNegotiation, error_responses
+from core.api.base import FirstRendererNegotiation, error_responses, invalid_input
 
 from . import selectors, services
 from .exports import changes_csv, csv_download
@@ -51,7 +51,15 @@ class RescoreBatchList(OrganizationAPIView):
         tags=["portfolio"],
         summary="Rescore assessments with a ruleset",
         request=RescoreBatchInputSerializer,
-        responses={202: RescoreBatchQueuedSerializer, **error_responses(400, 401, 403)},
+        responses={
+            202: RescoreBatchQueuedSerializer,
+            **error_responses(401, 403),
+            **invalid_input(
+                "`ruleset`: no published ruleset has this key; `assessments`: ids that are "
+                "not assessments of your organization, or whose questionnaire the ruleset "
+                "does not score."
+            ),
+        },
     )
     def post(self, request: Request, org: OrgContext) -> Response:
         serializer = RescoreBatchInputSerializer(data=request.data)

@@ -7,12 +7,12 @@ from . import api
 urlpatterns = [
     path("rescore-batches/", api.RescoreBatchList.as_view(), name="rescore-batch-list"),
     path(
-        "rescore-batches/<int:batch_id>/",
+        "rescore-batches/<id:batch_id>/",
         api.RescoreBatchDetail.as_view(),
         name="rescore-batch-detail",
     ),
     path(
-        "rescore-batches/<int:batch_id>/changes.csv",
+        "rescore-batches/<id:batch_id>/changes.csv",
         api.RescoreBatchChangesCsv.as_view(),
         name="rescore-batch-changes",
     ),

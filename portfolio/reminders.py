@@ -21,8 +21,10 @@ from django.utils import timezone
 
 from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
+from accounts.tenancy import organization_query
 from assessments.models import (
     CLOSED_STATUSES,
+    RENEWABLE_STATUSES,
     Assessment,
     AssessmentStatus,
     Channel,
@@ -32,9 +34,10 @@ from assessments.models import (
     Thread,
     ThreadStatus,
     ThreadTurn,
+    overdue,
 )
 from assessments.services.notices import notify_risk_acceptance_expiring
-from assessments.services.reassessment import RENEWABLE_STATUSES, renewal_start
+from assessments.services.reassessment import renewal_start
 from assessments.services.vendor_mail import due_date_remind, thread_question_notify
 from assessments.services.webhook_events import assessment_event
 from core.errors import ServiceError
@@ -85,6 +88,8 @@ def reminders_send(*, today: dt.date | None = None) -> SweepReport:
     report.renewals = _open_renewals(last, today_of)
     for assessment in _awaiting_vendor().filter(due_date__lt=last)[:SWEEP_LIMIT]:
         if assessment.due_date < today_of(assessment.organization):
+            if _opened_late(assessment):
+                continue  # its invitation said it was late already: no second email about it
             report.overdue += due_date_remind(assessment=assessment, overdue=True) is not None
     notice = dt.timedelta(days=settings.REMINDER_DAYS_BEFORE_DUE)
     for assessment in _awaiting_vendor().filter(due_date__gte=first, due_date__lte=last + notice)[
@@ -118,6 +123,12 @@ def _unanswered_threads() -> int:
         thread_question_notify(thread=thread, reminder=True) is not None
         for thread in waiting[:SWEEP_LIMIT]
     )
+
+
+def _opened_late(assessment: Assessment) -> bool:
+    """A renewal opened after the date it is due (`renewal_start` keeps that date)."""
+    opened_on = assessment.organization.local_date(assessment.created_at)
+    return assessment.renewal_of_id is not None and assessment.due_date < opened_on
 
 
 def _awaiting_vendor() -> QuerySet[Assessment]:
@@ -229,7 +240,11 @@ def _risk_acceptances(first: dt.date, last: dt.date, today_of: Today) -> tuple[i
                     "organization": organization,
                     "member": member,
                     "expired": has_expired,
-                    "url": site_url("assessments:findings", decision.assessment_id),
+                    "url": site_url(
+                        "assessments:findings",
+                        decision.assessment_id,
+                        query=organization_query(organization),
+                    ),
                 },
                 organization=organization,
             )
@@ -266,14 +281,19 @@ def digest_for(*, organization: Organization, today: dt.date) -> Digest:
     horizon = today + dt.timedelta(days=settings.DIGEST_HORIZON_DAYS)
     assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
     awaiting = assessments.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
+    late = assessments.filter(overdue(today))
     return Digest(
-        overdue=list(awaiting.filter(due_date__lt=today).order_by("due_date", "pk")),
+        # Answers and next assessments alike, by the date they have been late since.
+        overdue=sorted(late, key=lambda a: (a.overdue_since, a.pk)),
         due_soon=list(
             awaiting.filter(due_date__gte=today, due_date__lte=horizon).order_by("due_date", "pk")
         ),
         reassessments_due=list(
             assessments.filter(
-                status__in=RENEWABLE_STATUSES, reassess_by__lte=horizon, renewals__isnull=True
+                status__in=RENEWABLE_STATUSES,
+                reassess_by__gte=today,
+                reassess_by__lte=horizon,
+                renewals__isnull=True,
             ).order_by("reassess_by", "pk")
         ),
         renewals_to_send=list(
@@ -322,8 +342,11 @@ def _digests(today_of: Today) -> int:
                     "organization": organization,
                     "member": user,
                     "today": today,
-                    "dashboard_url": site_url("assessments:dashboard"),
+                    "dashboard_url": site_url(
+                        "assessments:dashboard", query=organization_query(organization)
+                    ),
                     "site_url": settings.SITE_URL.rstrip("/"),
+                    "in_organization": f"?{organization_query(organization)}",
                 },
                 organization=organization,
             )

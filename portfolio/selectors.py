@@ -102,6 +102,7 @@ class Change:
     after: Result
     added: list[str]
     removed: list[str]
+    reference: str = ""  # "#12 · label": which of the vendor's assessments
 
     @property
     def tier_change(self) -> int:
@@ -154,6 +155,8 @@ def _rescored_items(batch: RescoreBatch) -> QuerySet[RescoreItem]:
             "added",
             "removed",
             "assessment__vendor__name",
+            "assessment__number",
+            "assessment__label",
             *(
                 f"{run}__{field}"
                 for run in ("before_run", "run")
@@ -172,6 +175,7 @@ def _change(item: RescoreItem) -> Change:
     return Change(
         assessment_id=item.assessment_id,
         vendor=item.assessment.vendor.name,
+        reference=item.assessment.reference,
         before=_result(item.before_run),
         after=_result(item.run),
         added=list(item.added),

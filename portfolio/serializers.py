@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.api.base import MAX_ID, InputSerializer
+from core.api.base import InputSerializer
+from core.ids import MAX_ID
 
 from .models import BatchStatus
 

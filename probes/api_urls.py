@@ -9,14 +9,14 @@ from . import api
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/probe/",
+        "assessments/<id:assessment_id>/probe/",
         api.AssessmentProbe.as_view(),
         name="assessment-probe",
     ),
     path(
-        "assessments/<int:assessment_id>/probe-runs/",
+        "assessments/<id:assessment_id>/probe-runs/",
         api.AssessmentProbeRuns.as_view(),
         name="assessment-probe-runs",
     ),
-    path("probe-runs/<int:probe_run_id>/", api.ProbeRunDetail.as_view(), name="probe-run-detail"),
+    path("probe-runs/<id:probe_run_id>/", api.ProbeRunDetail.as_view(), name="probe-run-detail"),
 ]

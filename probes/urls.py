@@ -9,17 +9,17 @@ app_name = "probes"
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/probe/",
+        "assessments/<id:assessment_id>/probe/",
         views.assessment_probe,
         name="assessment_probe",
     ),
     path(
-        "assessments/<int:assessment_id>/probe/runs/",
+        "assessments/<id:assessment_id>/probe/runs/",
         views.probe_run_start,
         name="run_start",
     ),
     path(
-        "probe-runs/<int:probe_run_id>/progress/",
+        "probe-runs/<id:probe_run_id>/progress/",
         views.probe_run_progress,
         name="run_progress",
     ),

@@ -22,7 +22,13 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel
-from core.api.base import MAX_ID, FirstRendererNegotiation, InputSerializer, error_responses
+from core.api.base import (
+    FirstRendererNegotiation,
+    InputSerializer,
+    error_responses,
+    invalid_input,
+)
+from core.ids import MAX_ID
 
 from . import selectors, services
 from .models import Report, ReportLanguage
@@ -91,7 +97,11 @@ class AssessmentReports(OrganizationAPIView):
         "latest) in English or Traditional Chinese. Follow it at `GET reports/{id}/`. "
         "Assessors, reviewers and owners.",
         request=ReportRequestInputSerializer,
-        responses={202: ReportSerializer, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            202: ReportSerializer,
+            **error_responses(401, 403, 404, 409),
+            **invalid_input("`run`: no scoring run of this assessment has this id."),
+        },
     )
     def post(self, request: Request, org: OrgContext, assessment_id: int) -> Response:
         assessment = assessment_selectors.assessment_get(

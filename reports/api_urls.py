@@ -9,13 +9,13 @@ from . import api
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/reports/",
+        "assessments/<id:assessment_id>/reports/",
         api.AssessmentReports.as_view(),
         name="assessment-reports",
     ),
-    path("reports/<int:report_id>/", api.ReportDetail.as_view(), name="report-detail"),
+    path("reports/<id:report_id>/", api.ReportDetail.as_view(), name="report-detail"),
     path(
-        "reports/<int:report_id>/download/",
+        "reports/<id:report_id>/download/",
         api.ReportDownload.as_view(),
         name="report-download",
     ),

@@ -107,6 +107,7 @@ class ReportContext:
     branding: Branding
     vendor: str
     assessment_id: int
+    assessment_reference: str  # "#12 · GLM-5.3 launch": which of the vendor's assessments
     questionnaire: str
     questionnaire_title: str
     ruleset: str
@@ -211,7 +212,7 @@ def _report_context(
         html_lang=HTML_LANG[language],
         labels=labels,
         number=number,
-        title=f"{number} · {vendor} · {labels['report_title']}",
+        title=f"{number} · {vendor} {assessment.reference} · {labels['report_title']}",
         subject=" · ".join(
             f"{label}{labels['colon']}{value}"
             for label, value in (
@@ -228,6 +229,7 @@ def _report_context(
         branding=_branding(organization),
         vendor=vendor,
         assessment_id=assessment.pk,
+        assessment_reference=assessment.reference,
         questionnaire=questionnaire.key,
         questionnaire_title=questionnaire.title.get(language),
         ruleset=ruleset.key,

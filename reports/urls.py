@@ -8,11 +8,11 @@ app_name = "reports"
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/reports/",
+        "assessments/<id:assessment_id>/reports/",
         views.assessment_reports,
         name="assessment_reports",
     ),
     path("reports/verify/", views.report_verify, name="verify"),
-    path("reports/<int:report_id>/", views.report_status, name="status"),
-    path("reports/<int:report_id>/download/", views.report_download, name="download"),
+    path("reports/<id:report_id>/", views.report_status, name="status"),
+    path("reports/<id:report_id>/download/", views.report_download, name="download"),
 ]

@@ -7,7 +7,7 @@ from . import api, converters  # noqa: F401  (converters: registers <export:...>
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/findings.<export:file_format>",
+        "assessments/<id:assessment_id>/findings.<export:file_format>",
         api.FindingsExport.as_view(),
         name="findings-export",
     ),

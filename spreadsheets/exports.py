@@ -70,6 +70,8 @@ def findings_table(*, assessment: Assessment, language: str, zone: str) -> Table
         columns = [
             Column(_("Vendor"), width=28),
             Column(_("Assessment"), INTEGER, 10),
+            Column(_("Number"), width=8),
+            Column(_("Label"), width=24),
             Column(_("Run"), INTEGER, 8),
             Column(_("Ruleset"), width=24),
             Column(_("Rule"), width=30),
@@ -120,6 +122,8 @@ def _finding_rows(assessment: Assessment, language: str, zone: str) -> Iterator[
         finding = [
             assessment.vendor.name,
             assessment.pk,
+            f"#{assessment.number}",
+            assessment.label,
             run.pk,
             run.ruleset.key,
             view.rule_id,
@@ -151,17 +155,20 @@ def _finding_rows(assessment: Assessment, language: str, zone: str) -> Iterator[
 
 def portfolio_table(*, organization: Organization, language: str, zone: str) -> Table:
     """Every assessment of the organization, by vendor: status, risk tier and score, the
-    ruleset that scored it, due date."""
+    ruleset that scored it, due date, next assessment, and whether either has passed."""
     with translation.override(language):
         columns = [
             Column(_("Vendor"), width=28),
             Column(_("Assessment"), INTEGER, 10),
+            Column(_("Number"), width=8),
+            Column(_("Label"), width=24),
             Column(_("Questionnaire"), width=26),
             Column(_("Status"), width=18),
             Column(_("Risk tier"), width=10),
             Column(_("Risk score"), INTEGER, 10),
             Column(_("Ruleset"), width=24),
             Column(_("Due date"), DATE, 12),
+            Column(_("Next assessment"), DATE, 14),
             Column(_("Overdue"), width=9),
             Column(_("Submitted"), DATETIME, 17),
             Column(_("Updated"), DATETIME, 17),
@@ -187,12 +194,15 @@ def _portfolio_rows(
         yield [
             assessment.vendor.name,
             assessment.pk,
+            f"#{assessment.number}",
+            assessment.label,
             assessment.questionnaire.key,
             _status_as_decided(assessment, language),
             severity_label(assessment.risk_tier, language) if assessment.risk_tier else "",
             assessment.risk_score,
             run.ruleset.key if run is not None else "",
             assessment.due_date,
+            assessment.reassess_by,
             yes_no["yes" if overdue else "no"],
             _local(assessment.submitted_at, zone),
             _local(assessment.updated_at, zone),

@@ -8,17 +8,17 @@ app_name = "spreadsheets"
 
 urlpatterns = [
     path(
-        "assessments/<int:assessment_id>/workbook/",
+        "assessments/<id:assessment_id>/workbook/",
         views.workbook,
         name="workbook",
     ),
     path(
-        "assessments/<int:assessment_id>/workbook/<str:language>.xlsx",
+        "assessments/<id:assessment_id>/workbook/<str:language>.xlsx",
         views.workbook_download,
         name="workbook_download",
     ),
     path(
-        "assessments/<int:assessment_id>/findings.<export:file_format>",
+        "assessments/<id:assessment_id>/findings.<export:file_format>",
         views.findings_export,
         name="findings_export",
     ),

@@ -49,6 +49,7 @@ def build_world(personas: Personas) -> World:
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Short prompts only.",
+        acknowledged_findings=factories.critical_rule_ids(scored),
         channel=Channel.WEB,
     )
     remediated = factories.incident_assessment(
@@ -107,6 +108,7 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("portfolio:rescore"),
         reverse("portfolio:policy"),
         reverse("portfolio:outbox"),
+        reverse("webhooks:endpoints"),
     ]
     for assessment in (scored, draft):
         pages += [

@@ -2,7 +2,8 @@
 portal (tests/site_pages.py, with a probe run, an API token and a rescore batch to show): each
 table has a name (a caption, or aria-labelledby naming its heading), so a list of tables says
 what each holds; no id is used twice, so every label, description and link finds its element
-(WCAG 2.1 4.1.1)."""
+(WCAG 2.1 4.1.1). And every POST form of a member page carries the organization the page was
+drawn for (`{% form_guard %}`, accounts.tenancy), so a new form cannot forget it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from accounts.tenancy import PAGE_ORGANIZATION_FIELD
 from assessments.models import Channel
 from portfolio.services import rescore_batch_create
 from tests.html_elements import Elements
@@ -45,7 +47,9 @@ def test_the_checker_finds_a_table_without_a_name():
     assert unnamed_tables('<table aria-labelledby="h"><tr><th>A</th></tr></table>') == []
 
 
-def site_pages(personas, settings, launch_day_vendor) -> list[tuple[str, str]]:
+def site_pages(
+    personas, settings, launch_day_vendor, *, members_only: bool = False
+) -> list[tuple[str, str]]:
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.PROBE_RATE_PER_KEY = 100
     world = build_world(personas)
@@ -60,7 +64,7 @@ def site_pages(personas, settings, launch_day_vendor) -> list[tuple[str, str]]:
     pages = []
     for client, urls in (
         (owner, [*member_pages(world, personas), *member, reverse("portfolio:rescore")]),
-        (vendor, [*portal_pages(world), *portal]),
+        (vendor, [] if members_only else [*portal_pages(world), *portal]),
     ):
         for url in urls:
             response = client.get(url)
@@ -93,3 +97,43 @@ def test_no_id_is_used_twice(catalog, personas, settings, launch_day_vendor):
         for twice in duplicate_ids(html)
     ]
     assert found == [], "\n".join(found)
+
+
+def unguarded_forms(html: str) -> list[str]:
+    """The POST forms of a page without the organization field, by their action."""
+    page = Elements()
+    page.feed(html)
+    forms = [
+        e for e in page.all if e["tag"] == "form" and e["attrs"].get("method", "").lower() == "post"
+    ]
+    guarded = set()
+    for element in page.all:
+        if element["tag"] == "input" and element["attrs"].get("name") == PAGE_ORGANIZATION_FIELD:
+            parent = element["parent"]
+            while parent is not None and parent["tag"] != "form":
+                parent = parent["parent"]
+            if parent is not None and element["attrs"].get("value"):
+                guarded.add(id(parent))
+    return [
+        f.get("attrs", {}).get("action") or "(this page)" for f in forms if id(f) not in guarded
+    ]
+
+
+def test_the_checker_finds_a_post_form_without_the_organization():
+    assert unguarded_forms('<form method="post" action="/x/"><input name="a"></form>') == ["/x/"]
+    assert unguarded_forms('<form method="get"><input name="q"></form>') == []
+    guarded = (
+        f'<form method="post"><div><input name="{PAGE_ORGANIZATION_FIELD}" value="7"></div></form>'
+    )
+    assert unguarded_forms(guarded) == []
+
+
+def test_every_post_form_of_a_member_page_carries_its_organization(
+    catalog, personas, settings, launch_day_vendor
+):
+    pages = site_pages(personas, settings, launch_day_vendor, members_only=True)
+    found = [f"{url}: {form}" for url, html in pages for form in unguarded_forms(html)]
+    assert found == [], "\n".join(found)
+    # The page's htmx requests carry it too.
+    owner_organization = str(personas.acme.pk)
+    assert all(f'"X-Page-Organization": "{owner_organization}"' in html for _url, html in pages)

@@ -142,7 +142,7 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-rescore": R("POST", kind="api", roles=("owner", "assessor")),
     "api:assessment-run": R(kind="api"),
     "api:assessment-review": R("POST", kind="api", roles=("owner", "reviewer")),
-    "api:assessment-audit": R(kind="api", roles=("owner", "reviewer")),
+    "api:assessment-audit": R(kind="api"),
     "api:schema": R(kind="public"),  # the API's documentation is public; its data is not
     "api:docs": R(kind="public"),
     # reports

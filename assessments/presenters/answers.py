@@ -102,7 +102,9 @@ def not_applicable_reason(
             continue
         value = answer_text(question, values.get(question.code), language)
         with translation.override(language):
-            conditions.append(f"{question.code} = {value or _('not answered')}")
+            # Outside the f-string, where makemessages finds it (it missed it inside).
+            missing = _("not answered")
+        conditions.append(f"{question.code} = {value or missing}")
     with translation.override(language):
         if not conditions:
             return _("Not applicable")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
-from core.formats import format_datetime
+from core.formats import format_datetime, list_text
 
 from ..models import AuditEvent, Channel
 from .formats import review_decision_label, risk_decision_label
@@ -92,7 +92,8 @@ def audit_rows(events: Iterable[AuditEvent], language: str) -> list[AuditRow]:
                 for key in ("rule", "file", "contact", "report", "question")
                 if detail.get(key)
             ),
-            "",
+            # The questions whose answers (or comments) changed.
+            list_text([str(code) for code in detail.get("codes") or []], language),
         )
         rows.append(
             AuditRow(

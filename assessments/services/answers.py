@@ -8,11 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from accounts.models import Organization, User
 from accounts.tenancy import OrgContext
+from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
+from core.text import text_fields_errors
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
@@ -54,6 +57,7 @@ def assessment_create(
     channel: str,
     due_date: dt.date | None = None,
     answers: Mapping[str, Any] | None = None,
+    label: str = "",
 ) -> Assessment:
     slug, _sep, version = questionnaire_key.partition("@")
     questionnaire = QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
@@ -64,6 +68,7 @@ def assessment_create(
         ]
     if vendor.organization_id != organization.pk:
         errors["vendor"] = [_("Unknown vendor.")]
+    errors.update(text_fields_errors({"label": (label, LABEL_MAX)}))
     clean = None
     if questionnaire is not None:
         try:
@@ -75,6 +80,8 @@ def assessment_create(
     assessment = Assessment.objects.create(
         organization=organization,
         vendor=vendor,
+        number=_next_number(organization),
+        label=label.strip(),
         questionnaire=questionnaire,
         due_date=due_date,
         created_by=actor,
@@ -96,19 +103,41 @@ def assessment_create(
 
 @transaction.atomic
 def assessment_update(
-    *, assessment: Assessment, actor: User, channel: str, due_date: dt.date | None
+    *,
+    assessment: Assessment,
+    actor: User,
+    channel: str,
+    due_date: dt.date | None,
+    label: str | None = None,
 ) -> Assessment:
+    """The due date and (unless None) the label."""
+    if label is not None:
+        errors = text_fields_errors({"label": (label, LABEL_MAX)})
+        if errors:
+            raise ServiceError(errors)
+        assessment.label = label.strip()
     assessment.due_date = due_date
-    assessment.save(update_fields=["due_date", "updated_at"])
+    assessment.save(update_fields=["due_date", "label", "updated_at"])
     audit_record(
         organization=assessment.organization,
         assessment=assessment,
         action="assessment.updated",
         actor=actor,
         channel=channel,
-        detail={"due_date": due_date.isoformat() if due_date else None},
+        detail={"due_date": due_date.isoformat() if due_date else None, "label": assessment.label},
     )
     return assessment
+
+
+LABEL_MAX = Assessment._meta.get_field("label").max_length
+
+
+def _next_number(organization: Organization) -> int:
+    """The organization's next assessment number: one more than its highest, taken under the
+    organization row's lock so that two assessments created at once get different ones."""
+    lock_row(Organization, organization.pk)
+    highest = Assessment.objects.filter(organization=organization).aggregate(top=Max("number"))
+    return (highest["top"] or 0) + 1
 
 
 def answer_values(assessment: Assessment) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from questionnaires.validation import AnswerValidationError, validate_answers
 
 from ..audit import audit_record
 from ..models import (
+    RENEWABLE_STATUSES,
     Assessment,
     AssessmentStatus,
     ConfigurationChange,
@@ -42,6 +43,7 @@ from ..models import (
     Review,
     ReviewDecision,
     RiskTier,
+    Vendor,
     VendorLink,
 )
 from ..storage import evidence_storage
@@ -54,7 +56,8 @@ from .vendor_mail import renewal_notify
 # serves it, with the startup log that proves the pool's size.
 RECHECKED_SECTION = "CTX"
 MAX_DAYS = 3650
-# A renewal opened late (or by a configuration change) gives the vendor this long to answer.
+# A renewal opened by a configuration change (or for a vendor with no next date) gives the
+# vendor this long to answer; a late periodic one keeps the date it was due (`renewal_start`).
 RENEWAL_ANSWER_DAYS = 30
 
 # -- the policy ----------------------------------------------------------------------------
@@ -147,7 +150,6 @@ def reassess_by_for(
 # -- renewals ------------------------------------------------------------------------------
 
 
-RENEWABLE_STATUSES = (AssessmentStatus.SCORED, AssessmentStatus.APPROVED)
 FINAL_STATUSES = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
 
 
@@ -194,7 +196,10 @@ def renewal_start(
         raise ConflictError(
             {"status": [_("Only a scored or approved assessment can be reassessed.")]}
         )
-    already = open_renewal_of(original)
+    # One open renewal per vendor and questionnaire, whichever of its assessments it renews:
+    # the vendor's row is locked, so two requests at once cannot both find none.
+    Vendor.objects.select_for_update().filter(pk=original.vendor_id).first()
+    already = open_renewal_of(original) or _open_renewal_of_vendor(original)
     if already is not None:
         raise ConflictError(
             {
@@ -231,14 +236,17 @@ def renewal_start(
     comments = {code: a.comment for code, a in answers.items() if a.comment}
     values, comments = _still_valid(questionnaire, values, comments)
     today = original.organization.local_date()  # the sweep runs on the server's clock
+    # A periodic renewal is due when the vendor was due, even when it opens late: it is then
+    # late from the start (and says since when), rather than given a fresh date silently.
     due = original.reassess_by if reason == RenewalReason.DUE else None
+    late = due is not None and due < today
     renewal = assessment_create(
         organization=original.organization,
         vendor=original.vendor,
         questionnaire_key=questionnaire.key,
         actor=actor,  # type: ignore[arg-type]  # None: the reminder sweep
         channel=channel,
-        due_date=due if due and due > today else today + dt.timedelta(days=RENEWAL_ANSWER_DAYS),
+        due_date=due or today + dt.timedelta(days=RENEWAL_ANSWER_DAYS),
     )
     if values or comments:
         answers_save(
@@ -246,6 +254,8 @@ def renewal_start(
         )
     renewal.renewal_of = original
     renewal.renewal_reason = reason
+    original.renewed = True
+    original.save(update_fields=["renewed", "updated_at"])
     renewal.configuration_change = {"changes": changes, "note": note.strip()} if recheck else {}
     renewal.save(update_fields=["renewal_of", "renewal_reason", "configuration_change"])
     copied = _copy_evidence(original, renewal, keep)
@@ -262,6 +272,8 @@ def renewal_start(
             "changes": changes,
             "answers": len(values),
             "evidence": copied,
+            "due": renewal.due_date.isoformat() if renewal.due_date else None,
+            "late": late,
         },
     )
     renewal_notify(renewal=renewal, declared_by=vendor_link)
@@ -269,6 +281,20 @@ def renewal_start(
         notify_configuration_change(renewal=renewal, changes=changes)
     renewal.refresh_from_db()  # invited: sent
     return renewal
+
+
+def _open_renewal_of_vendor(original: Assessment) -> Assessment | None:
+    """An open renewal of another assessment of the same vendor and questionnaire."""
+    return (
+        Assessment.objects.filter(
+            vendor_id=original.vendor_id,
+            questionnaire__slug=original.questionnaire.slug,
+            renewal_of__isnull=False,
+        )
+        .exclude(status__in=FINAL_STATUSES)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def _newest_version_of(questionnaire: QuestionnaireVersion) -> QuestionnaireVersion:

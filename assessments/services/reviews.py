@@ -26,6 +26,7 @@ from ..models import (
     ReviewDecision,
     RiskDecision,
 )
+from ..selectors import critical_findings_for
 from .answers import vendor_question_codes
 from .guards import require_member, transition
 from .notices import notify_signed_off
@@ -33,6 +34,8 @@ from .reassessment import reassess_by_for
 from .threads import thread_message_errors, thread_post
 from .vendor_mail import changes_requested_notify
 from .webhook_events import assessment_event
+
+APPROVALS = (ReviewDecision.APPROVED, ReviewDecision.APPROVED_WITH_CONDITIONS)
 
 
 def reviewer_conflict(*, assessment: Assessment, reviewer: User) -> bool:
@@ -60,6 +63,7 @@ def review_record(
     reopen_codes: list[str] | None = None,
     run_id: int | None = None,
     thread_notes: dict[str, str] | None = None,
+    acknowledged_findings: list[str] | None = None,
 ) -> Review:
     """Sign off (or send back) a scored assessment: a reviewer who took no part decides.
 
@@ -68,7 +72,10 @@ def review_record(
     the decision is refused (409) rather than recorded against findings nobody read.
 
     `thread_notes`: with a request for changes, a message per re-opened question (by code),
-    posted in that question's clarification thread (opened, or continued)."""
+    posted in that question's clarification thread (opened, or continued).
+
+    Approving despite critical findings (a live cross-tenant leak) needs each of them named in
+    `acknowledged_findings`: an approval is never one click away from a finding nobody saw."""
     require_member(member, assessment, Capability.REVIEW)
     reviewer = member.user
     assessment = Assessment.objects.select_for_update().get(pk=assessment.pk)
@@ -134,6 +141,25 @@ def review_record(
         ]
     if assessment.latest_run is None:
         errors.setdefault("status", []).append(_("The assessment has not been scored yet."))
+    acknowledged = sorted(set(acknowledged_findings or []))
+    if decision in APPROVALS and assessment.latest_run is not None:
+        critical = critical_findings_for(run=assessment.latest_run)
+        unconfirmed = [rule_id for rule_id in critical if rule_id not in acknowledged]
+        if unconfirmed:
+            errors["acknowledged_findings"] = [
+                _(
+                    "Critical findings stand against this approval: %(findings)s. Confirm "
+                    "each one to approve despite it."
+                )
+                % {
+                    "findings": "; ".join(
+                        f"{rule_id} ({critical[rule_id]})" for rule_id in unconfirmed
+                    )
+                }
+            ]
+        acknowledged = [rule_id for rule_id in acknowledged if rule_id in critical]
+    else:
+        acknowledged = []
     if errors:
         raise ServiceError(errors)
     event = {
@@ -173,7 +199,8 @@ def review_record(
         action=f"review.{decision}",
         actor=reviewer,
         channel=channel,
-        detail={"conditions": review.conditions, "reopened": reopen},
+        detail={"conditions": review.conditions, "reopened": reopen}
+        | ({"acknowledged_findings": acknowledged} if acknowledged else {}),
     )
     notify_signed_off(review=review)
     if decision != ReviewDecision.CHANGES_REQUESTED:  # a request for changes decides nothing

@@ -176,6 +176,24 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         ).order_by("uploaded_at", "id"):
             files[evidence.assessment_id].append(evidence)
 
+        # Only a new submission moves the vendor's next-assessment date: a run scoring answers
+        # already scored since they were submitted ("score again", a rescore batch) keeps it.
+        earlier_runs = dict(
+            ScoringRun.objects.filter(
+                pk__in=[
+                    assessments[run.assessment_id].latest_run_id
+                    for run in scoring
+                    if assessments[run.assessment_id].latest_run_id
+                ]
+            ).values_list("pk", "created_at")
+        )
+        new_submissions = {
+            assessment.pk
+            for assessment in (assessments[run.assessment_id] for run in scoring)
+            if assessment.latest_run_id is None
+            or assessment.submitted_at is None
+            or earlier_runs[assessment.latest_run_id] < assessment.submitted_at
+        }
         findings, events = [], []
         for run in scoring:
             assessment = assessments[run.assessment_id]
@@ -246,6 +264,8 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         )
         for assessment in decided:
             assessment.updated_at = now
+            if assessment.pk not in new_submissions and assessment.reassess_by is not None:
+                continue
             if assessment.organization_id not in policies:
                 policies[assessment.organization_id] = reassessment_policy_for(
                     organization=assessment.organization

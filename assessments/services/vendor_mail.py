@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from core.errors import ServiceError
+from core.formats import list_text
 from outbox.links import site_url
 from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
@@ -170,12 +171,19 @@ def renewal_notify(
         contact=contact,
         link=link,
         url=vendor_link_url(token),
-        change_labels=[
-            ConfigurationChange(code).label
+        changes=_change_list(renewal, contact.language),
+    )
+
+
+def _change_list(renewal: Assessment, language: str) -> str:
+    """The declared changes in the contact's words, as their language lists them."""
+    with translation.override(language):
+        labels = [
+            str(ConfigurationChange(code).label)
             for code in renewal.configuration_change.get("changes", [])
             if code in ConfigurationChange.values
-        ],
-    )
+        ]
+    return list_text(labels, language)
 
 
 def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail | None:

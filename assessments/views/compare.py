@@ -45,7 +45,7 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
     choices = [
         (
             str(a.pk),
-            f"{a.vendor.name} — {format_date(a.created_at, language)} "
+            f"{a.vendor.name} {a.reference} — {format_date(a.created_at, language)} "
             f"— {a.get_risk_tier_display()} {a.risk_score}",
         )
         for a in candidates
@@ -119,7 +119,7 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
                     spec,
                     [run.sections or {} for run in chosen_runs],
                     language,
-                    names=[a.vendor.name for a in chosen],
+                    names=[f"{a.vendor.name} {a.reference}" for a in chosen],
                 ),
                 "mixed_questionnaires": len({a.questionnaire_id for a in chosen}) > 1,
             }

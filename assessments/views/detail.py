@@ -71,7 +71,15 @@ def _next_step(assessment: Assessment, missing_use: list[str]) -> str:
         return _("Scoring could not finish. The answers are kept; score again to retry.")
     if status == AssessmentStatus.SCORED:
         return _("Scored: read the findings, then a reviewer signs off.")
-    return _("Signed off: %(status)s.") % {"status": assessment.get_status_display()}
+    review = assessment.reviews.first()
+    if review is None:
+        return _("Signed off: %(status)s.") % {"status": assessment.get_status_display()}
+    if review.conditions:
+        return _("Signed off: %(decision)s. Conditions: %(conditions)s") % {
+            "decision": review.get_decision_display(),
+            "conditions": review.conditions,
+        }
+    return _("Signed off: %(status)s.") % {"status": review.get_decision_display()}
 
 
 def _progress_context(assessment: Assessment, spec: QuestionnaireSpec) -> dict[str, Any]:
@@ -132,7 +140,7 @@ def _render_detail(
             FileRef(name=evidence_file.original_name, evidence_id=evidence_file.pk)
         )
     events = allowed_events(assessment.status)
-    can_audit = org.can(Capability.REVIEW) or org.is_owner
+    can_audit = org.can(Capability.READ_AUDIT)
     links = list(selectors.vendor_links_for(assessment=assessment).select_related("created_by"))
     return render(
         request,

@@ -191,7 +191,9 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
     spec = assessment.questionnaire.spec
     use_editable = assessment.status in EDITABLE_STATUSES and org.can(Capability.ANSWER_USE_SECTION)
     data = request.POST if request.method == "POST" else None
-    date_form = web_forms.DueDateForm(data, initial={"due_date": assessment.due_date})
+    date_form = web_forms.DueDateAndLabelForm(
+        data, initial={"due_date": assessment.due_date, "label": assessment.label}
+    )
     answerer = Answerer(assessment=assessment, member=org)
     use_form = (
         answer_form(
@@ -218,12 +220,13 @@ def assessment_edit(request: HttpRequest, org: OrgContext, assessment_id: int) -
                 use_form.is_valid()  # show every error at once
                 keep_drafts(answerer, use_form)
         if refused is None:
-            if "due_date" in date_form.changed_data:
+            if {"due_date", "label"} & set(date_form.changed_data):
                 answer_services.assessment_update(
                     assessment=assessment,
                     actor=org.user,
                     channel=Channel.WEB,
                     due_date=date_form.cleaned_data["due_date"],
+                    label=date_form.cleaned_data["label"],
                 )
             messages.success(request, _("Saved."))
             return redirect("assessments:detail", assessment_id=assessment.pk)

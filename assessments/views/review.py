@@ -18,9 +18,12 @@ from scoring.spec import SEVERITIES
 
 from .. import forms as web_forms
 from .. import selectors
-from ..models import Assessment, AssessmentStatus, Channel, ReviewDecision
+from ..models import CLOSED_STATUSES, Assessment, AssessmentStatus, Channel, ReviewDecision
 from ..services.reviews import review_record, reviewer_conflict
 from .common import assessment_for, assessment_tabs, page_language
+
+# After a decision: signed off, or back with the vendor until they submit again.
+DECIDED_STATUSES = (*CLOSED_STATUSES, AssessmentStatus.CHANGES_REQUESTED)
 
 
 def review_blockers(org: OrgContext, assessment: Assessment) -> list[str]:
@@ -54,13 +57,22 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
     assessment = assessment_for(org, assessment_id)
     spec = assessment.questionnaire.spec
     language = page_language()
+    run = assessment.latest_run
+    critical = selectors.critical_findings_for(run=run) if run is not None else {}
     form = web_forms.ReviewForm(
         request.POST if request.method == "POST" else None,
         initial={"run": assessment.latest_run_id},
         questionnaire=spec,
         language=language,
+        critical=critical,
     )
     blockers = review_blockers(org, assessment)
+    # Once decided, the page says what was decided (not why one cannot decide again).
+    decided = (
+        assessment.reviews.select_related("reviewer").first()
+        if assessment.status in DECIDED_STATUSES
+        else None
+    )
     status = 200
     if request.method == "POST":
         if blockers:
@@ -77,6 +89,7 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                     reopen_codes=form.cleaned_data["reopen_codes"],
                     run_id=form.cleaned_data["run"],
                     thread_notes=form.thread_notes(),
+                    acknowledged_findings=form.cleaned_data["acknowledged_findings"],
                     channel=Channel.WEB,
                 )
             except ConflictError as exc:
@@ -85,7 +98,11 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                 assessment.refresh_from_db()
                 data = request.POST.copy()
                 data["run"] = str(assessment.latest_run_id or "")
-                form = web_forms.ReviewForm(data, questionnaire=spec, language=language)
+                run = assessment.latest_run
+                critical = selectors.critical_findings_for(run=run) if run is not None else {}
+                form = web_forms.ReviewForm(
+                    data, questionnaire=spec, language=language, critical=critical
+                )
                 form.is_valid()
                 for message in exc.messages:
                     form.add_error(None, message)
@@ -99,7 +116,6 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                     % {"decision": review.get_decision_display()},
                 )
                 return redirect("assessments:review", assessment_id=assessment.pk)
-    run = assessment.latest_run
     severity_counts: Counter[str] = Counter()
     if run is not None:
         severity_counts = Counter(
@@ -116,6 +132,7 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
             "severity_counts": [(s, severity_counts.get(s, 0)) for s in SEVERITIES],
             "form": form,
             "blockers": blockers,
+            "decided": decided,
             "reviews": assessment.reviews.select_related("reviewer", "run"),
             "decisions": ReviewDecision,
             "error_summary": error_summary(form),

@@ -22,7 +22,7 @@ from django.core.exceptions import (
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
@@ -34,7 +34,10 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.api.bounded_json import BodyTooLarge
-from core.api.schema import is_free_text  # also registers InputSerializer's schema
+from core.api.schema import (  # also registers InputSerializer's schema
+    INVALID_INPUT,
+    is_free_text,
+)
 from core.errors import ServiceError
 from core.text import text_errors
 
@@ -137,13 +140,14 @@ def error_responses(*status_codes: int) -> dict[int, type[serializers.Serializer
     return dict.fromkeys(status_codes, ErrorsSerializer)
 
 
+def invalid_input(references: str) -> dict[int, OpenApiResponse]:
+    """The 400 of an operation whose body names other things (`references`: which fields,
+    and what each must name). A name of something that does not exist in the caller's
+    organization is invalid input, like a wrong type: a 400 under that field, never a 404."""
+    return {400: OpenApiResponse(ErrorsSerializer, description=f"{INVALID_INPUT} {references}")}
+
+
 # -- input ---------------------------------------------------------------------------------
-
-
-# The largest id a client may name: the range of the primary keys (BigAutoField). A larger
-# number cannot be any object's id, and the database driver refuses it rather than finding
-# nothing, so the schema bounds it (`maximum`) and the body is refused with a 400.
-MAX_ID = 2**63 - 1
 
 
 class InputSerializer(serializers.Serializer):

@@ -24,13 +24,20 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from core.text import READABLE_TEXT_PATTERN
+from core.text import READABLE_NOT_BLANK_PATTERN, READABLE_TEXT_PATTERN
 
 ERRORS_REF = {"$ref": "#/components/schemas/Errors"}
 _WRITES = {"post", "put", "patch", "delete"}
 _METHODS = {"get"} | _WRITES
+# One rule for every body: naming what does not exist is invalid input (`core.api.base.invalid_input`).
+INVALID_INPUT = (
+    "Invalid input, all errors at once: the messages by field, question code or error code. "
+    "A body naming something that does not exist in your organization (an id, a "
+    "questionnaire or ruleset key, a question code) is invalid input too: a 400 under that "
+    "field, never a 404."
+)
 _DESCRIPTIONS = {
-    400: "Invalid input: the messages by field, question code or error code.",
+    400: INVALID_INPUT,
     401: "No credentials, or a bad or revoked token.",
     403: "Not a member of an organization, or the role lacks the capability.",
     404: "No such object in the caller's organization (another organization's object "
@@ -61,12 +68,13 @@ def add_error_responses(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any
             responses = operation.setdefault("responses", {})
             for status in sorted(statuses):
                 responses.setdefault(
-                    str(status),
-                    {
-                        "content": {"application/json": {"schema": ERRORS_REF}},
-                        "description": _DESCRIPTIONS[status],
-                    },
+                    str(status), {"content": {"application/json": {"schema": ERRORS_REF}}}
                 )
+            # An endpoint's own entry without words of its own reads the shared ones.
+            for status, description in _DESCRIPTIONS.items():
+                response = responses.get(str(status))
+                if response is not None and not response.get("description"):
+                    response["description"] = description
     return result
 
 
@@ -103,7 +111,11 @@ class InputSerializerSchema(OpenApiSerializerExtension):
             else:
                 target = properties[name]
             if is_free_text(field):
-                target.setdefault("pattern", READABLE_TEXT_PATTERN)
+                # Text that trims to nothing is blank: refused where blank is (a vendor's name).
+                not_blank = not field.allow_blank and field.trim_whitespace
+                target.setdefault(
+                    "pattern", READABLE_NOT_BLANK_PATTERN if not_blank else READABLE_TEXT_PATTERN
+                )
         if self.target.empty_body_message is not None:
             schema["minProperties"] = 1
         return schema

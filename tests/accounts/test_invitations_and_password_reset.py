@@ -58,6 +58,23 @@ def test_a_new_member_is_invited_and_sets_a_password_through_the_link(
     assert not client.get(path, follow=True).context["validlink"]  # the link worked once
 
 
+def test_the_invitation_opens_in_its_language_when_the_browser_names_none(
+    owner_client, personas, client, django_capture_on_commit_callbacks, settings
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        invite(owner_client, personas, "nina@acme.test", language="zh-hant")
+    path = LINK.search(mail.outbox[0].body).group(1)
+    client.logout()
+    client.cookies.pop(settings.LANGUAGE_COOKIE_NAME, None)
+    page = client.get(path, follow=True)  # the test client sends no Accept-Language
+    assert page.status_code == 200 and page.context["validlink"]
+    assert page["Content-Language"] == "zh-hant"
+    assert '<html lang="zh-Hant-HK"' in page.content.decode()
+    # A language the visitor chose on the page itself still wins.
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    assert client.get(page.redirect_chain[-1][0])["Content-Language"] == "en"
+
+
 def test_an_invitation_leads_nowhere_once_the_member_was_removed(
     owner_client, personas, client, django_capture_on_commit_callbacks
 ):

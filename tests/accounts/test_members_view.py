@@ -27,6 +27,14 @@ def test_the_owner_sees_the_members(client, personas):
     assert emails == ["alice@acme.test", "ava@acme.test", "rex@acme.test", "vic@acme.test"]
 
 
+def test_the_page_says_how_a_new_member_gets_in_as_the_invitation_does(client, personas):
+    """The invitation email carries a link that sets the first password: nobody else sets it."""
+    client.force_login(personas.alice)
+    html = client.get(MEMBERS).content.decode()
+    assert "operator" not in html
+    assert "chooses their password through the link in it" in html
+
+
 @pytest.mark.parametrize("persona", ["ava", "rex", "vic"])
 def test_other_members_get_403(client, personas, persona):
     client.force_login(getattr(personas, persona))

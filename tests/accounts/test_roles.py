@@ -11,9 +11,10 @@ EXPECTED = {
         "answer_use_section",
         "invite_vendor",
         "manage_tokens",
+        "read_audit",
     },
-    Role.REVIEWER: {"view", "review", "manage_tokens"},
-    Role.VIEWER: {"view", "manage_tokens"},
+    Role.REVIEWER: {"view", "review", "manage_tokens", "read_audit"},
+    Role.VIEWER: {"view", "manage_tokens", "read_audit"},
 }
 
 

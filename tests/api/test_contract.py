@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from assessments.models import Vendor
 from assessments.serializers import WEBSITE_PATTERN
-from core.text import READABLE_TEXT_PATTERN
+from core.text import READABLE_NOT_BLANK_PATTERN, READABLE_TEXT_PATTERN
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
@@ -72,11 +72,13 @@ def test_an_id_beyond_the_64_bit_range_is_a_400_not_a_500(catalog, personas, cli
 def test_free_text_follows_the_schemas_pattern_which_is_the_hostile_text_rule(personas, client_as):
     schema = _schema()
     name = schema["components"]["schemas"]["VendorInputRequest"]["properties"]["name"]
-    assert name["pattern"] == READABLE_TEXT_PATTERN
+    # A name may not be blank: the hostile text rule, and a character that is not a space.
+    assert name["pattern"] == READABLE_NOT_BLANK_PATTERN
     client = client_as(personas.ava)
     # Every character the pattern refuses, the server refuses, and the reverse.
     for character in ["\x13", "\x7f", "\x85", "\u202e", "\u2066", "\t", "é", "\u3000"]:
         allowed = re.fullmatch(READABLE_TEXT_PATTERN, f"V{character}W") is not None
+        assert allowed is (re.fullmatch(name["pattern"], f"V{character}W") is not None)
         response = client.post("/api/v1/vendors/", {"name": f"V{character}W"}, format="json")
         assert (response.status_code == 201) is allowed, (character, response.json())
     assert Vendor.objects.count() == 3  # tab, é and the ideographic space

@@ -1,6 +1,7 @@
 import pytest
 
-from assessments.models import Answer, Review
+from assessments.factories import critical_rule_ids
+from assessments.models import Answer, Assessment, Review
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
@@ -9,9 +10,28 @@ def url(assessment, action):
     return f"/api/v1/assessments/{assessment.pk}/{action}/"
 
 
-def test_a_reviewer_approves_a_scored_assessment(personas, scored, client_as):
+def test_approving_despite_critical_findings_names_each_one(personas, scored, client_as):
+    critical = critical_rule_ids(scored)
+    assert critical
     response = client_as(personas.rex).post(
         url(scored, "review"), {"decision": "approved"}, format="json"
+    )
+    assert response.status_code == 400
+    (message,) = response.json()["errors"]["acknowledged_findings"]
+    assert all(rule_id in message for rule_id in critical)
+    assert not Review.objects.exists()
+    partial = {"decision": "approved", "acknowledged_findings": critical[1:]}
+    assert (
+        client_as(personas.rex).post(url(scored, "review"), partial, format="json").status_code
+        == 400
+    )
+
+
+def test_a_reviewer_approves_a_scored_assessment(personas, scored, client_as):
+    response = client_as(personas.rex).post(
+        url(scored, "review"),
+        {"decision": "approved", "acknowledged_findings": critical_rule_ids(scored)},
+        format="json",
     )
 
     assert response.status_code == 201
@@ -49,7 +69,7 @@ def test_a_reviewer_requests_changes_and_reopens_questions(personas, scored, cli
     [
         ({}, {"decision"}),
         ({"decision": "maybe"}, {"decision"}),
-        ({"decision": "approved_with_conditions"}, {"conditions"}),
+        ({"decision": "approved_with_conditions"}, {"conditions", "acknowledged_findings"}),
         ({"decision": "changes_requested"}, {"message", "reopen_codes"}),
         (
             {"decision": "changes_requested", "message": "m", "reopen_codes": ["USE-01"]},
@@ -88,7 +108,12 @@ def test_the_four_eyes_rule_holds_through_the_api(personas, answered, client_as,
     with inline_scoring():
         client_as(personas.ava).post(url(answered, "submit"))
 
-    response = alice.post(url(answered, "review"), {"decision": "approved"}, format="json")
+    acknowledged = critical_rule_ids(Assessment.objects.get(pk=answered.pk))
+    response = alice.post(
+        url(answered, "review"),
+        {"decision": "approved", "acknowledged_findings": acknowledged},
+        format="json",
+    )
 
     assert response.status_code == 400
     assert list(response.json()["errors"]) == ["reviewer"]
@@ -104,8 +129,9 @@ def test_only_reviewers_and_owners_review(personas, scored, client_as, role):
     assert not Review.objects.exists()
 
 
-@pytest.mark.parametrize(("role", "expected"), [("alice", 200), ("rex", 200)])
-def test_owners_and_reviewers_read_the_audit_trail(personas, scored, client_as, role, expected):
+@pytest.mark.parametrize("role", ["alice", "ava", "rex", "vic"])
+def test_every_member_reads_the_audit_trail(personas, scored, client_as, role):
+    expected = 200
     response = client_as(getattr(personas, role)).get(url(scored, "audit"))
 
     assert response.status_code == expected
@@ -118,6 +144,11 @@ def test_owners_and_reviewers_read_the_audit_trail(personas, scored, client_as, 
     assert all(e["assessment"] == scored.pk for e in body["results"])
 
 
-@pytest.mark.parametrize(("role", "expected"), [("ava", 403), ("vic", 403), ("oscar", 404)])
-def test_others_may_not_read_the_audit_trail(personas, scored, client_as, role, expected):
-    assert client_as(getattr(personas, role)).get(url(scored, "audit")).status_code == expected
+def test_another_organization_may_not_read_the_audit_trail(personas, scored, client_as):
+    assert client_as(personas.oscar).get(url(scored, "audit")).status_code == 404
+
+
+def test_answers_saved_names_the_questions_it_changed(personas, scored, client_as):
+    body = client_as(personas.vic).get(url(scored, "audit")).json()
+    saved = [e for e in body["results"] if e["action"] == "answers.saved"]
+    assert saved and all(e["detail"]["codes"] for e in saved)

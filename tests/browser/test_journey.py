@@ -271,10 +271,21 @@ def test_the_whole_journey(
     reviewer = journey.sign_in(personas.rex)
     reviewer.goto(f"{live_server.url}/assessments/{assessment.pk}/review/")
     assert reviewer.locator("#review-blockers").count() == 0
-    reviewer.check("input[name='decision'][value='approved']")
+    reviewer.check("input[name='decision'][value='approved_with_conditions']")
+    reviewer.fill("#id_conditions", "Prompts under 128,000 tokens until the KV pool is enlarged.")
+    # The critical findings are named, and each must be confirmed before approving.
+    boxes = reviewer.locator("input[name='acknowledged_findings']")
+    assert boxes.count() >= 1
+    assert "KV-POOL-BELOW-CONTEXT" in reviewer.inner_text("#field-id_acknowledged_findings")
+    for index in range(boxes.count()):
+        boxes.nth(index).check()
     reviewer.click("main form button.primary")
-    assert "Decision recorded: Approved." in reviewer.inner_text(".messages")
-    journey.shot(reviewer, "review-approved")
+    assert "Decision recorded: Approved with conditions." in reviewer.inner_text(".messages")
+    assert reviewer.locator("#review-blockers").count() == 0
+    decided = reviewer.inner_text("#review-decided")
+    assert "Signed off: Approved with conditions" in decided
+    assert "Prompts under 128,000 tokens" in decided
+    journey.shot(reviewer, "review-approved-with-conditions")
     assessment.refresh_from_db()
     assert assessment.status == "approved"
     assert assessment.reviews.get().reviewer == personas.rex

@@ -26,7 +26,8 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 from django.urls import reverse
 
-from tests.personas import make_personas
+from assessments import factories
+from tests.personas import make_personas, member_of
 from tests.site_pages import member_pages, portal_pages, visitor_pages
 
 from .conftest import PHONE, SCREENSHOTS
@@ -231,3 +232,80 @@ def test_the_keyboard_focus_ring_stands_out_at_3_to_1_or_more(live_server, chrom
     for tag, style, width, colour, background in focused:
         assert style != "none" and width >= 2, (tag, style, width)
         assert contrast(colour, background) >= 3, (tag, colour, background)
+
+
+ON_SCREEN = """element => {
+  const box = element.getBoundingClientRect();
+  if (box.width === 0 || box.left < 0 || box.right > window.innerWidth) return false;
+  const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  return hit !== null && (hit === element || element.contains(hit));
+}"""
+
+
+def test_on_a_phone_every_link_of_the_menu_shows_and_compare_stays_on_the_screen(
+    live_server, chromium, world, personas
+):
+    """At 390×844: no link of the main navigation is hidden off-screen (each is on the screen,
+    or behind a visible control that shows it), and comparing four assessments keeps the page
+    within the screen's width: a table wider than the screen scrolls in its own box, with a
+    visible cue saying so."""
+    ava = member_of(personas.ava)
+    extra = [
+        factories.incident_assessment(
+            member=ava, vendor=factories.incident_vendor(member=ava, name=f"Wide Vendor {n}")
+        )
+        for n in (1, 2)
+    ]
+    chosen = [world.scored, world.remediated, *extra]
+    compare = reverse("assessments:compare") + "?" + "&".join(f"assessments={a.pk}" for a in chosen)
+    PAGES_FOLDER.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for language in LANGUAGES:
+        context = chromium.new_context(viewport=PHONE, locale="en-GB")
+        context.add_cookies(
+            [
+                {"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "url": live_server.url},
+                session_cookie(live_server, member_session(personas.alice)),
+            ]
+        )
+        page = context.new_page()
+        for url in (reverse("assessments:dashboard"), compare):
+            page.goto(live_server.url + url)
+            width, client = page.evaluate(
+                "[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]"
+            )
+            if width > client:
+                problems.append(f"{language} {url}: the page scrolls sideways ({width} > {client})")
+            header = page.evaluate(
+                "document.querySelector('header').getBoundingClientRect().height"
+            )
+            if header > PHONE_HEADER_LIMIT:
+                problems.append(f"{language} {url}: header {header:.0f} px high")
+        page.goto(live_server.url + reverse("assessments:dashboard"))
+        links = page.locator("nav.main-nav a")
+        assert links.count() >= 8
+        for index in range(links.count()):
+            link = links.nth(index)
+            if link.evaluate(ON_SCREEN):
+                continue
+            # Behind a control: it must be visible, and show the link when used.
+            toggle = page.locator("nav.main-nav summary, nav.main-nav button").first
+            if toggle.count() and toggle.is_visible():
+                toggle.click()
+                if link.evaluate(ON_SCREEN):
+                    toggle.click()
+                    continue
+            problems.append(f"{language}: “{link.inner_text()}” is off the screen")
+        page.goto(live_server.url + compare)
+        boxes = page.locator("main .table-scroll")
+        for index in range(boxes.count()):
+            box = boxes.nth(index)
+            if box.evaluate("element => element.scrollWidth > element.clientWidth"):
+                cue = box.locator("xpath=preceding-sibling::*[1][contains(@class, 'scroll-cue')]")
+                if not (cue.count() and cue.is_visible()):
+                    problems.append(f"{language}: a comparison table scrolls without a cue")
+        page.screenshot(
+            path=str(PAGES_FOLDER / f"{language}-phone-compare-four.png"), full_page=True
+        )
+        context.close()
+    assert problems == [], "\n".join(problems)

@@ -13,6 +13,7 @@ import time_machine
 from django.utils import translation
 
 from assessments import factories
+from assessments.factories import critical_rule_ids
 from assessments.models import Assessment, Channel, ReviewDecision, VendorLink
 from assessments.services.reassessment import renewal_start
 from assessments.services.reviews import review_record, risk_decision_record
@@ -132,6 +133,7 @@ def test_a_sign_off_tells_the_assessor_with_the_decision(submitted, personas):
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Short prompts only.",
+        acknowledged_findings=critical_rule_ids(submitted),
         channel=Channel.WEB,
     )
 

@@ -100,3 +100,13 @@ def test_it_submits_nothing_without_the_confirmation(client, token, assessment, 
     assert 'href="#confirm"' in response.content.decode()
     assessment.refresh_from_db()
     assert assessment.status == AssessmentStatus.SENT
+
+
+def test_the_chinese_summary_says_why_a_question_is_not_applicable_in_chinese(client, token, link):
+    """The condition's value is in the reader's words too: "不適用：因 PRF-07 = 未有作答", not
+    "not answered" (nor an option's code) inside a Chinese sentence."""
+    link.language = "zh-hant"
+    link.save(update_fields=["language"])
+    page = client.get(portal_url(token, "review")).content.decode()
+    assert "not answered" not in page
+    assert "不適用：因 PRF-07 = 未有作答" in page

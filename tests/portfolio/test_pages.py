@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -71,7 +72,20 @@ def test_one_action_rescores_the_filtered_set_and_shows_the_impact_worse_first(
     )
     html = page.content.decode()
     assert "Blue Harbour Compute" in html and "PROBE-NOT-RUN" in html
+    assert f'<span class="assessment-ref">#{remediated.number}</span>' in html
     assert reverse("portfolio:batch_changes_csv", args=[batch.pk]) in html
+
+
+def test_the_chinese_batch_page_names_the_tiers_in_chinese(
+    client, personas, portfolio, eager, django_capture_on_commit_callbacks, settings
+):
+    client.force_login(personas.ava)
+    response = start(client, django_capture_on_commit_callbacks)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hant"
+    html = client.get(response["Location"]).content.decode()
+    tiers = re.findall(r'<span class="tier tier-\w+">([^<]*)</span>', html)
+    assert tiers and not {"critical", "high", "medium", "low"} & set(tiers), tiers
+    assert set(tiers) <= {"嚴重", "高", "中", "低"}
 
 
 def test_the_csv_download_lists_every_change(

@@ -8,10 +8,12 @@ import datetime as dt
 import re
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
+from assessments.factories import critical_rule_ids
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
     AssessmentStatus,
@@ -64,7 +66,11 @@ def test_the_owners_policy_applies_to_later_decisions(invited, personas, time_ma
     )
     time_machine.move_to(timezone.now() + dt.timedelta(days=3), tick=False)
     review_record(
-        assessment=invited, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+        assessment=invited,
+        member=member_of(personas.rex),
+        decision="approved",
+        acknowledged_findings=critical_rule_ids(invited),
+        channel=Channel.WEB,
     )
     invited.refresh_from_db()
     days = {"critical": 30, "high": 60, "medium": 120, "low": 240}[invited.risk_tier]
@@ -89,7 +95,11 @@ def test_runs_and_reassessments_are_dated_on_the_organizations_clock(
     days = DEFAULT_REASSESSMENT_DAYS[scored.risk_tier]
     assert scored.reassess_by == in_new_york + dt.timedelta(days=days)
     review_record(
-        assessment=scored, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+        assessment=scored,
+        member=member_of(personas.rex),
+        decision="approved",
+        acknowledged_findings=critical_rule_ids(scored),
+        channel=Channel.WEB,
     )
     scored.refresh_from_db()
     assert scored.reassess_by == in_new_york + dt.timedelta(days=days)
@@ -180,10 +190,42 @@ def test_a_declared_configuration_change_reopens_ctx_and_the_startup_log(
     }
     (email,) = to_the_vendor()
     assert "CTX" in email.body and "FP8 weights, TP8 instead of TP4." in email.body
-    assert "量化" in email.body  # the declared changes, in Mei's language
+    # The declared changes, in Mei's language, listed as Chinese lists them (not a Python list);
+    # and every date in the one format of her language.
+    assert "（量化、並行" in email.body and "['" not in email.body
+    assert not re.search(r"\d{4}-\d{2}-\d{2}", email.subject + email.body), email.body
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", email.body)
     with transaction.atomic(), pytest.raises(ServiceError) as missing:
         assessment_submit(assessment=renewal, actor=personas.ava, channel=Channel.WEB)
     assert "CTX-01" in missing.value.errors
+
+
+def test_the_english_renewal_email_lists_the_changes_in_words(
+    invited, personas, django_capture_on_commit_callbacks
+):
+    link = invited.vendor_links.get()
+    link.language = "en"
+    link.save(update_fields=["language"])
+    with django_capture_on_commit_callbacks(execute=True):
+        renewal_start(
+            assessment=invited,
+            reason=RenewalReason.CONFIGURATION_CHANGE,
+            changes=["quantization"],
+            vendor_link=link,
+            channel=Channel.VENDOR_LINK,
+        )
+    (email,) = [m for m in mail.outbox if m.to == [link.contact_email]]
+    assert "You told us the deployment changed (Quantization)." in email.body
+
+
+def test_every_email_writes_dates_in_the_one_format_of_its_language():
+    """A date in an email goes through the language's format ("4 Jan 2027" / "2027年1月4日"),
+    never a fixed ISO pattern beside it."""
+    emails = sorted((settings.BASE_DIR / "templates" / "emails").glob("*.txt"))
+    assert emails
+    for path in emails:
+        for pattern in re.findall(r'\|date:"([^"]*)"', path.read_text()):
+            assert pattern in ("DATE_FORMAT", "DATETIME_FORMAT"), (path.name, pattern)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from django.core import mail
 from django.db import transaction
 
-from assessments.factories import VENDOR_NAME
+from assessments.factories import VENDOR_NAME, critical_rule_ids
 from assessments.models import (
     DEFAULT_REASSESSMENT_DAYS,
     Assessment,
@@ -76,6 +76,7 @@ def approved_assessment(personas, django_capture_on_commit_callbacks):
         member=member_of(personas.rex),
         decision=ReviewDecision.APPROVED_WITH_CONDITIONS,
         conditions="Re-run the isolation probe every quarter.",
+        acknowledged_findings=critical_rule_ids(assessment),
         channel=Channel.WEB,
     )
     return Assessment.objects.get(pk=assessment.pk)
@@ -104,7 +105,7 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
     assert not any(e.subject.startswith("Risk") for e in sweep(25))
     expiring = [e for e in sweep(26) if e.subject.startswith("Risk acceptance expires")]
     assert [e.to for e in expiring] == [["ava@acme.test"]]
-    assert "2027-02-13" in expiring[0].subject and acceptance.rule_id in expiring[0].subject
+    assert "13 Feb 2027" in expiring[0].subject and acceptance.rule_id in expiring[0].subject
     assert not any(e.subject.startswith("Risk") for e in sweep(27) + sweep(39))
     expired = [e for e in sweep(40) if e.subject.startswith("Risk acceptance expired")]
     assert [e.to for e in expired] == [["ava@acme.test"]]
@@ -155,7 +156,11 @@ def test_a_year_of_reassessment_sends_each_email_once_in_the_vendors_language(
         run = assessment_submit(assessment=renewal, vendor_link=fresh, channel=Channel.VENDOR_LINK)
     scoring_run_execute(run_id=run.pk)
     review_record(
-        assessment=renewal, member=member_of(personas.rex), decision="approved", channel=Channel.WEB
+        assessment=renewal,
+        member=member_of(personas.rex),
+        decision="approved",
+        acknowledged_findings=critical_rule_ids(renewal),
+        channel=Channel.WEB,
     )
     renewal.refresh_from_db()
     assert renewal.reassess_by == on_day(due_day + 2).date() + dt.timedelta(

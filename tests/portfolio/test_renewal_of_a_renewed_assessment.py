@@ -10,7 +10,7 @@ import json
 import pytest
 from django.db import transaction
 
-from assessments.factories import EXAMPLES_DIR, LAUNCH_V2
+from assessments.factories import EXAMPLES_DIR, LAUNCH_V2, critical_rule_ids
 from assessments.models import Assessment, AssessmentStatus, Channel, RenewalReason
 from assessments.services.answers import answers_save
 from assessments.services.reassessment import renewal_start
@@ -46,6 +46,7 @@ def decided_renewal_of(assessment, personas, capture) -> Assessment:
         assessment=Assessment.objects.get(pk=renewal.pk),
         member=member_of(personas.rex),
         decision="approved",
+        acknowledged_findings=critical_rule_ids(Assessment.objects.get(pk=renewal.pk)),
         channel=Channel.WEB,
     )
     renewal.refresh_from_db()

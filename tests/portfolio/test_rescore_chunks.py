@@ -12,6 +12,7 @@ from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from assessments.factories import critical_rule_ids
 from assessments.models import (
     Assessment,
     AssessmentStatus,
@@ -41,6 +42,7 @@ def outdated(catalog, personas):
             assessment=assessment,
             member=member_of(personas.rex),
             decision="approved",
+            acknowledged_findings=critical_rule_ids(assessment),
             channel=Channel.WEB,
         )
     return [Assessment.objects.get(pk=a.pk) for a in assessments]

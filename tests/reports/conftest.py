@@ -120,10 +120,12 @@ def heading_texts(html: str) -> tuple[str, ...]:
     return tuple(" ".join(text.split()) for text in parser.found if text.strip())
 
 
-def render_first_page_png(pdf_path: Path, prefix: Path) -> Path:
-    """`pdftoppm -r 50 -f 1 -l 1`: page 1 as a PNG (the CI artefact); fails on any error."""
+def render_first_page_png(pdf_path: Path, prefix: Path, page: int = 1, dpi: int = 50) -> Path:
+    """`pdftoppm -r 50 -f 1 -l 1`: a page (the first) as a PNG (the CI artefact); fails on any
+    error."""
     subprocess.run(
-        ["pdftoppm", "-r", "50", "-f", "1", "-l", "1", "-png", "-singlefile", pdf_path, prefix],
+        ["pdftoppm", "-r", str(dpi), "-f", str(page), "-l", str(page), "-png", "-singlefile"]
+        + [str(pdf_path), str(prefix)],
         check=True,
         capture_output=True,
         timeout=60,
@@ -240,6 +242,7 @@ def incident_reports(django_db_setup, django_db_blocker, tmp_path_factory):
             member=member_of(personas.rex),
             decision="approved_with_conditions",
             conditions=CONDITIONS,
+            acknowledged_findings=factories.critical_rule_ids(assessment),
             channel=Channel.WEB,
         )
         fired = tuple(assessment.latest_run.findings.values_list("rule_id", flat=True))

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from accounts.models import Membership
 from accounts.tenancy import OrgContext
+from assessments.factories import critical_rule_ids
 from assessments.models import Assessment, Channel
 from assessments.services.reviews import review_record
 from portfolio.services import rescore_batch_create
@@ -44,6 +45,7 @@ def test_a_report_is_current_then_made_before_sign_off_then_superseded(
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Quarterly probe.",
+        acknowledged_findings=critical_rule_ids(ready_report.assessment),
         channel=Channel.WEB,
     )
     decided = pages(ready_report, personas.vic)

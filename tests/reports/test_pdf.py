@@ -7,6 +7,7 @@ WeasyPrint → stored file), built once because rendering takes seconds.
 import hashlib
 import io
 import re
+import subprocess
 
 import pypdf
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from assessments.presenters.formats import review_decision_label, severity_label
 from reports.labels import LABELS
 
-from .conftest import CONDITIONS, VENDOR, pdf_text
+from .conftest import ARTIFACTS, CONDITIONS, VENDOR, pdf_text, render_first_page_png
 
 # The PDFs need no database, but the fixture that builds them does: the mark makes sure
 # pytest-django sets the test database up even when this module runs alone.
@@ -214,3 +215,53 @@ def test_the_appendix_prints_not_applicable_for_hidden_follow_ups(edition):
     reason = {"en": "Not applicable: because INC-01 = No", "zh-hant": "不適用：因 INC-01 = 否"}
 
     assert text.count(squashed(reason[edition.language])) == 3  # INC-02, INC-03, INC-04
+
+
+def test_every_contents_entry_ends_on_its_line_with_the_page_its_section_starts(edition, tmp_path):
+    """Read as pdftotext lays the page out: each entry of the contents (chapters and findings,
+    long titles wrapping over lines) ends with one page number, on the entry's last line, and
+    that is the page the section starts on (its bookmark)."""
+    pdf = reader(edition)
+    labels = LABELS[edition.language]
+    starts: dict[str, int] = {}  # a chapter's title, or a finding's rule id → its first page
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+                continue
+            title, page = str(item["/Title"]), pdf.get_destination_page_number(item) + 1
+            rule = next((r for r in edition.fired_rule_ids if r in title.split()), None)
+            starts[rule or squashed(title)] = page
+
+    walk(pdf.outline)
+    path = tmp_path / "report.pdf"
+    path.write_bytes(edition.pdf)
+    layout = subprocess.run(
+        ["pdftotext", "-layout", "-f", "2", "-l", "2", str(path), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = [line.strip() for line in layout.splitlines() if line.strip()]
+    heading = lines.index(labels["contents"])
+    entries, pending = [], []
+    for line in lines[heading + 1 :]:
+        if edition.number in line:
+            continue  # the page's footer
+        pending.append(line)
+        number = re.search(r"\s(\d+)$", line)
+        if number:
+            entries.append((" ".join(pending)[: -len(number[1])].strip(), int(number[1])))
+            pending = []
+    assert pending == [], f"lines without a page number: {pending}\n{layout}"
+    assert len(entries) == 5 + len(edition.fired_rule_ids), layout
+    for title, page in entries:
+        key = title.split(" · ")[0] if " · " in title else squashed(title)
+        assert key in starts, (
+            f"{title!r} is no section's title (a number on a wrong line?)\n{layout}"
+        )
+        assert page == starts[key], f"{title}: page {page}, starts on {starts[key]}\n{layout}"
+    # The contents page as a reader sees it, kept for CI.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    render_first_page_png(path, ARTIFACTS / f"contents-{edition.language}", page=2, dpi=80)

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from assessments.factories import incident_assessment
+from assessments.factories import critical_rule_ids, incident_assessment
 from assessments.models import Channel
 from assessments.services.reviews import review_record
 from tests.personas import member_of
@@ -31,6 +31,7 @@ def template(scored_template, personas):
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Re-test after the next KV pool change.",
+        acknowledged_findings=critical_rule_ids(scored_template),
         channel=Channel.WEB,
     )
     scored_template.refresh_from_db()

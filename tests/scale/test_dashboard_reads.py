@@ -9,6 +9,7 @@ from django.db.models import Case, F, IntegerField, Value, When
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from assessments.factories import critical_rule_ids
 from assessments.models import CLOSED_STATUSES, OPEN_STATUSES, Assessment, Channel
 from assessments.selectors import (
     UrgencyOrdered,
@@ -31,7 +32,7 @@ def mixed_portfolio(scored_template, personas):
     copy_assessments([scored_template], copies=4, newest=timezone.now())
     for copy in Assessment.objects.exclude(pk=scored_template.pk).order_by("pk")[:2]:
         review_record(assessment=copy, member=member_of(personas.rex), decision="approved",
-                      channel=Channel.WEB)  # fmt: skip
+                      acknowledged_findings=critical_rule_ids(copy), channel=Channel.WEB)  # fmt: skip
     vendor = vendor_create(organization=personas.acme, actor=personas.alice,
                            channel=Channel.WEB, name="Drafts AI")  # fmt: skip
     today = timezone.localdate()

@@ -23,8 +23,9 @@ from assessments.storage import evidence_storage
 from bench.portfolio import copy_assessments
 
 # Columns a copy has of its own: row ids and the references to its own rows, its times, and
-# what must be unique (vendor name, stored file name, link token).
+# what must be unique (vendor name, stored file name, link token, the assessment's number).
 OWN = {"id", "assessment", "run", "vendor", "latest_run", "vendor_link", "name", "storage_name"}
+OWN |= {"number"}
 OWN |= {"token_hash", "hash", "previous_hash"}
 
 
@@ -86,6 +87,10 @@ def test_a_copy_holds_the_rows_the_services_wrote_for_its_template(template, per
         evidence = mine["EvidenceFile"][0]
         with evidence_storage().open(evidence.storage_name, "rb") as handle:
             assert len(handle.read()) == evidence.size
+    # The copies continue the organization's numbers.
+    assert sorted(copies.values_list("number", flat=True)) == list(
+        range(template.number + 1, template.number + 8)
+    )
     vendor_created = AuditEvent.objects.filter(action="vendor.created")
     assert vendor_created.count() == 1 + 3
     # The copies' events extend the organization's audit chain, unbroken.

@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from assessments.factories import critical_rule_ids
 from assessments.models import Answer
 
 
@@ -21,7 +22,11 @@ def _reopened(assessment) -> set[str]:
 def test_an_approval_through_the_api_reopens_nothing(personas, scored, client_as):
     response = client_as(personas.rex).post(
         f"/api/v1/assessments/{scored.pk}/review/",
-        {"decision": "approved", "reopen_codes": ["USE-01", "CTX-01", "BOGUS-99"]},
+        {
+            "decision": "approved",
+            "reopen_codes": ["USE-01", "CTX-01", "BOGUS-99"],
+            "acknowledged_findings": critical_rule_ids(scored),
+        },
         format="json",
     )
 

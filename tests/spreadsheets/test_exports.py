@@ -165,8 +165,8 @@ def test_exports_read_in_the_readers_language(world, personas):
     scored = world["scored"]
     rows = csv_rows(client.get(reverse("spreadsheets:findings_export", args=[scored.pk, "csv"])))
     assert "供應商" in rows[0]
-    decided = next(row for row in as_dicts(rows) if row[rows[0][11]])
-    assert decided[rows[0][5]] == "嚴重"  # the severity, as the glossary names it
+    decided = next(row for row in as_dicts(rows) if row[rows[0][13]])
+    assert decided[rows[0][7]] == "嚴重"  # the severity, as the glossary names it
     portfolio = csv_rows(client.get(reverse("spreadsheets:portfolio_export", args=["csv"])))
     assert portfolio[0][0] == "供應商"
 

@@ -7,6 +7,8 @@ import io
 import pytest
 from django.urls import reverse
 
+from assessments.factories import critical_rule_ids
+
 pytestmark = pytest.mark.django_db
 
 
@@ -21,7 +23,11 @@ def test_an_approval_with_conditions_exports_as_the_dashboard_shows_it(client, p
     client.force_login(personas.rex)
     decided = client.post(
         reverse("assessments:review", args=[scored.pk]),
-        {"decision": "approved_with_conditions", "conditions": "Cap prompts at 200,000 tokens."},
+        {
+            "decision": "approved_with_conditions",
+            "conditions": "Cap prompts at 200,000 tokens.",
+            "acknowledged_findings": critical_rule_ids(scored),
+        },
     )
     assert decided.status_code == 302
     dashboard = client.get(reverse("assessments:dashboard")).content.decode()

@@ -186,12 +186,17 @@ def test_the_detail_page_shows_answers_evidence_runs_and_audit(client, personas,
     assert "reports_template" in response.context
 
 
-def test_assessors_do_not_see_the_audit_trail_but_reviewers_do(client, personas, scored):
+@pytest.mark.parametrize("persona", ["alice", "ava", "rex", "vic"])
+def test_every_member_reads_the_audit_trail_with_the_questions_saved(
+    client, personas, scored, persona
+):
     url = reverse("assessments:detail", args=[scored.pk])
-    client.force_login(personas.ava)
-    assert client.get(url).context["audit"] is None
-    client.force_login(personas.rex)
-    assert client.get(url).context["audit"] is not None
+    client.force_login(getattr(personas, persona))
+    audit = client.get(url).context["audit"]
+    assert audit is not None
+    saved = [row for row in audit if row.action == "answers.saved"]
+    assert saved and all(row.subject for row in saved)
+    assert any("CTX-01" in row.subject for row in saved)
 
 
 def test_the_reports_block_appears_when_the_reports_app_provides_it(
@@ -316,3 +321,19 @@ def test_a_replaced_link_reads_replaced_without_buttons_and_a_revoked_one_revoke
     page = client.get(reverse("assessments:detail", args=[draft.pk])).content.decode()
     assert "Revoked</span>" in page
     assert 'id="no-active-link"' in page  # sent to the vendor, but nothing they can open
+
+
+def test_a_hidden_question_says_why_in_the_members_language(catalog):
+    from assessments.presenters.answers import not_applicable_reason
+    from questionnaires.models import QuestionnaireVersion
+
+    spec = QuestionnaireVersion.objects.get(slug="ai-inference-isolation", version=1).spec
+    assert not_applicable_reason(spec, "PRF-08", {}, "zh-hant") == "不適用：因 PRF-07 = 未有作答"
+    assert (
+        not_applicable_reason(spec, "PRF-08", {"PRF-07": "no"}, "zh-hant")
+        == "不適用：因 PRF-07 = 否"
+    )
+    assert (
+        not_applicable_reason(spec, "PRF-08", {}, "en")
+        == "Not applicable: because PRF-07 = not answered"
+    )

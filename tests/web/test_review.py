@@ -17,7 +17,9 @@ def test_a_reviewer_who_took_no_part_approves(client, personas, scored):
     client.force_login(personas.rex)
     page = client.get(reverse(REVIEW, args=[scored.pk]))
     assert page.context["blockers"] == []
-    response = review(client, scored, decision="approved")
+    response = review(
+        client, scored, decision="approved", acknowledged_findings=critical_rules(scored)
+    )
     assert response.status_code == 302
     scored.refresh_from_db()
     assert scored.status == "approved"
@@ -76,6 +78,7 @@ def test_approval_with_conditions_needs_the_conditions(client, personas, scored)
         scored,
         decision="approved_with_conditions",
         conditions="Cap prompts at 200,000 tokens at our gateway.",
+        acknowledged_findings=critical_rules(scored),
     )
     assert response.status_code == 302
     assert Review.objects.get().conditions == "Cap prompts at 200,000 tokens at our gateway."
@@ -159,7 +162,7 @@ def test_an_assessment_that_is_not_scored_cannot_be_signed_off(client, personas,
 
 def test_a_second_decision_is_refused_once_signed_off(client, personas, scored):
     client.force_login(personas.rex)
-    review(client, scored, decision="approved")
+    review(client, scored, decision="approved", acknowledged_findings=critical_rules(scored))
     response = review(client, scored, decision="rejected")
     assert response.status_code == 400
     assert Review.objects.count() == 1
@@ -167,11 +170,65 @@ def test_a_second_decision_is_refused_once_signed_off(client, personas, scored):
 
 def test_the_viewer_reads_the_sign_off_history_without_a_form_to_use(client, personas, scored):
     client.force_login(personas.rex)
-    review(client, scored, decision="approved")
+    review(client, scored, decision="approved", acknowledged_findings=critical_rules(scored))
     client.force_login(personas.vic)
     page = client.get(reverse(REVIEW, args=[scored.pk]))
     body = page.content.decode()
     assert page.status_code == 200
-    assert "Only reviewers and owners can sign off; your role is Viewer." in body
+    assert "Signed off: Approved" in body
     assert "Record decision" not in body
     assert "rex@acme.test" in body
+
+
+def critical_rules(assessment):
+    return sorted(
+        assessment.latest_run.findings.filter(severity="critical").values_list("rule_id", flat=True)
+    )
+
+
+def test_after_approving_with_conditions_the_page_shows_the_decision_not_a_refusal(
+    client, personas, scored
+):
+    client.force_login(personas.rex)
+    response = review(
+        client,
+        scored,
+        decision="approved_with_conditions",
+        conditions="Cap prompts at 200,000 tokens.",
+        acknowledged_findings=critical_rules(scored),
+    )
+    assert response.status_code == 302
+    page = client.get(response["Location"], follow=True)
+    html = page.content.decode()
+    assert "You cannot sign off" not in html and "review-blockers" not in html
+    assert "Signed off: Approved with conditions" in html
+    assert "Cap prompts at 200,000 tokens." in html
+    assert "Record decision" not in html  # nothing left to decide
+    overview = client.get(reverse("assessments:detail", args=[scored.pk]))
+    assert "Approved with conditions" in overview.context["next_step"]
+    assert "Cap prompts at 200,000 tokens." in overview.context["next_step"]
+
+
+def test_approving_despite_a_critical_finding_needs_a_confirmation_naming_it(
+    client, personas, scored
+):
+    critical = critical_rules(scored)
+    assert critical  # the launch configuration leaks across tenants
+    client.force_login(personas.rex)
+    page = client.get(reverse(REVIEW, args=[scored.pk])).content.decode()
+    for rule_id in critical:
+        assert f'name="acknowledged_findings" value="{rule_id}"' in page
+    response = review(client, scored, decision="approved")
+    assert response.status_code == 400
+    errors = response.context["form"].errors["acknowledged_findings"]
+    assert all(rule_id in " ".join(errors) for rule_id in critical)
+    scored.refresh_from_db()
+    assert scored.status == "scored" and not Review.objects.exists()
+    # Rejecting needs no confirmation; approving with every one confirmed is recorded.
+    assert (
+        review(client, scored, decision="approved", acknowledged_findings=critical).status_code
+        == 302
+    )
+    assert Review.objects.get().decision == "approved"
+    event = AuditEvent.objects.get(action="review.approved")
+    assert event.detail["acknowledged_findings"] == critical

@@ -9,6 +9,7 @@ import re
 
 from django.urls import reverse
 
+from assessments.factories import critical_rule_ids
 from assessments.models import Assessment, Review, ScoringRun
 from assessments.services.scoring_runs import scoring_run_execute
 from scoring.models import Ruleset
@@ -97,6 +98,11 @@ def test_the_api_refuses_a_decision_about_a_run_that_is_no_longer_the_latest(
     assert "run" in response.json()["errors"]
     assert not Review.objects.filter(assessment=assessment).exists()
 
-    response = client.post(url, {"decision": "approved", "run": new.pk}, format="json")
+    acknowledged = critical_rule_ids(assessment)
+    response = client.post(
+        url,
+        {"decision": "approved", "run": new.pk, "acknowledged_findings": acknowledged},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     assert response.json()["run"] == new.pk

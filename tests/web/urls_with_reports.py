@@ -8,7 +8,7 @@ from config.urls import urlpatterns as site
 reports = (
     [
         path(
-            "assessments/<int:assessment_id>/reports/",
+            "assessments/<id:assessment_id>/reports/",
             lambda request, assessment_id: HttpResponse(),
             name="assessment_reports",
         )

@@ -10,6 +10,7 @@ import pytest
 import time_machine
 
 from assessments import factories
+from assessments.factories import critical_rule_ids
 from assessments.models import Channel
 from assessments.services.reviews import review_record, risk_decision_record
 from portfolio.reminders import reminders_send
@@ -62,6 +63,7 @@ def test_a_sign_off_tells_the_endpoint_and_a_request_for_changes_does_not(scored
         member=member_of(personas.rex),
         decision="approved_with_conditions",
         conditions="Prompts under 128,000 tokens only.",
+        acknowledged_findings=critical_rule_ids(scored),
         channel=Channel.WEB,
     )
 

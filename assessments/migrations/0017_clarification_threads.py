@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessments', '0012_vendor_updated_at'),
+        ('assessments', '0016_merge_renewed_and_numbers'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,28 +1,28 @@
-"""Private file storage for evidence: under MEDIA_ROOT, never served by a public URL.
+"""Private file storage for evidence (settings.STORAGES["evidence"]: a directory under
+MEDIA_ROOT, or an S3-compatible object store), never served by a public URL.
 
-Uploads are written with `core.storage.write_atomically` (a temporary name, renamed once
-complete; removed on failure). Whatever is left behind — a `.part` file of a killed process, a
-stored file whose database row was rolled back — is removed by `manage.py remove_stray_files`.
+Uploads are written with `core.storage.write_atomically` (complete or not at all; removed on
+failure). Whatever is left behind — a `.part` file of a killed process, a stored file whose
+database row was rolled back — is removed by `manage.py remove_stray_files`.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from django.conf import settings
-from django.core.files.storage import FileSystemStorage
+from django.core.files.storage import Storage
 from django.core.files.uploadedfile import UploadedFile
 
-from core.storage import StoredFile, write_atomically
+from core.storage import StoredFile, file_storage, write_atomically
 
 
-def evidence_storage() -> FileSystemStorage:
-    # base_url=None: files have no public address; views stream them after a permission check.
-    return FileSystemStorage(location=settings.MEDIA_ROOT / "evidence", base_url=None)
+def evidence_storage() -> Storage:
+    # No public address: views stream files after a permission check.
+    return file_storage("evidence")
 
 
 def store_upload(
-    upload: UploadedFile, *, storage: FileSystemStorage, directory: str, max_bytes: int
+    upload: UploadedFile, *, storage: Storage, directory: str, max_bytes: int
 ) -> StoredFile:
     """Write `upload` to `directory/<random name>` in `storage`, hashing it on the way."""
     return write_atomically(

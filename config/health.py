@@ -18,6 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from config.heartbeat import live_workers
+from core.storage import file_storage, write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -40,13 +41,11 @@ def _worker() -> None:
 
 
 def _media() -> None:
-    # Evidence and reports are written here; a full or read-only disk fails this.
-    settings.MEDIA_ROOT.mkdir(parents=True, exist_ok=True)
-    probe = settings.MEDIA_ROOT / f".healthz-{uuid.uuid4().hex}"
-    try:
-        probe.write_bytes(b"ok")
-    finally:
-        probe.unlink(missing_ok=True)
+    # Evidence is written here (the disk under MEDIA_ROOT or the object store); a full or
+    # read-only disk, or a store that is away, fails this.
+    storage = file_storage("evidence")
+    name = write_atomically(storage, f".healthz-{uuid.uuid4().hex}", [b"ok"]).name
+    storage.delete(name)
 
 
 CHECKS: dict[str, Callable[[], None]] = {

@@ -8,8 +8,11 @@ import datetime as dt
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -255,6 +258,67 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every requ
 # Evidence files and reports are private: MEDIA_ROOT is never served by URL, only
 # through permission-checked views.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+
+# Where evidence files and reports live: one storage per kind, the same code for both backends
+# (docs/operations.md, "Object storage"). By default the local disk under MEDIA_ROOT; with
+# AVIA_STORAGE=s3, an S3-compatible object store shared by every host (no shared disk needed).
+# Neither has a public address: files are streamed through permission-checked views.
+AVIA_STORAGE = env_str("AVIA_STORAGE", "local")
+if AVIA_STORAGE not in {"local", "s3"}:
+    raise ImproperlyConfigured("AVIA_STORAGE must be 'local' or 's3'.")
+AVIA_S3_PREFIX = env_str("AVIA_S3_PREFIX", "").strip("/")
+
+
+# Parts of 8 MB, two at a time and at most two read ahead: a transfer holds about 16-32 MB in
+# memory, not the whole file (boto3's defaults buffered 56 MB for a 50 MB upload: ten parts).
+S3_TRANSFER = TransferConfig(
+    multipart_threshold=8 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=2
+)
+S3_TRANSFER.max_in_memory_upload_chunks = 2  # s3transfer's setting, not an argument of boto3's
+
+
+def _file_storage(kind: str) -> dict[str, Any]:
+    if AVIA_STORAGE == "local":
+        options: dict[str, Any] = {"subdirectory": kind}
+        if kind == "reports":
+            # Read-only once written: a ready report's file is never rewritten.
+            options["file_permissions_mode"] = 0o440
+        return {"BACKEND": "core.storage.PrivateFileStorage", "OPTIONS": options}
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("AVIA_S3_BUCKET", ""),
+            "endpoint_url": env_str("AVIA_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("AVIA_S3_REGION", "") or None,
+            "access_key": env_str("AVIA_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("AVIA_S3_SECRET_ACCESS_KEY", "") or None,
+            "location": f"{AVIA_S3_PREFIX}/{kind}" if AVIA_S3_PREFIX else kind,
+            "default_acl": None,  # the bucket's own (private) policy
+            "file_overwrite": False,
+            "querystring_auth": True,
+            # Reading an object spools it to a temporary file past 8 MB, not to memory.
+            "max_memory_size": 8 * 1024 * 1024,
+            "transfer_config": S3_TRANSFER,
+            "client_config": Config(
+                connect_timeout=env_int("AVIA_S3_TIMEOUT_SECONDS", 10),
+                read_timeout=env_int("AVIA_S3_TIMEOUT_SECONDS", 10),
+                retries={"max_attempts": 2, "mode": "standard"},
+                signature_version="s3v4",
+                # "path" for MinIO, Ceph RGW and Garage on one host name; "virtual" for AWS.
+                s3={"addressing_style": env_str("AVIA_S3_ADDRESSING_STYLE", "") or None},
+            ),
+        },
+    }
+
+
+STORAGES = {
+    "default": {"BACKEND": "core.storage.PrivateFileStorage", "OPTIONS": {"subdirectory": ""}},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "evidence": _file_storage("evidence"),
+    "reports": _file_storage("reports"),
+}
+if AVIA_STORAGE == "s3" and not STORAGES["evidence"]["OPTIONS"]["bucket_name"]:
+    raise ImproperlyConfigured("AVIA_STORAGE=s3 needs AVIA_S3_BUCKET.")
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 50 * 1024 * 1024)
 # Questionnaire workbooks (spreadsheets): the upload, and the most its zip archive may unpack to.
 WORKBOOK_MAX_BYTES = env_int("WORKBOOK_MAX_BYTES", 5 * 1024 * 1024)

@@ -61,3 +61,9 @@ class StorageFullError(ServiceError):
     """A file could not be written (disk full or failing): nothing was saved (HTTP 507)."""
 
     status_code = 507
+
+
+class StorageUnavailableError(ServiceError):
+    """The object store holding files could not be reached: nothing was saved or read (503)."""
+
+    status_code = 503

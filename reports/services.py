@@ -26,9 +26,9 @@ from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.services.webhook_events import assessment_event
-from core.errors import ConflictError, ServiceError
+from core.errors import ConflictError, ServiceError, StorageUnavailableError
 from core.queueing import publish_on_commit
-from core.storage import write_atomically
+from core.storage import REMOTE_ERRORS, write_atomically
 from outbox.links import site_url
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
@@ -277,6 +277,11 @@ def report_file(*, report: Report) -> bytes:
     except FileNotFoundError:
         logger.error("report %s: the stored file is missing", report.number)
         raise ReportIntegrityError(report.number) from None
+    except REMOTE_ERRORS as exc:
+        logger.error("report %s: the object store failed: %s", report.number, exc)
+        raise StorageUnavailableError(
+            {"file": [_("The report cannot be read now (the file store cannot be reached).")]}
+        ) from exc
     if hashlib.sha256(data).hexdigest() != report.sha256:
         logger.error("report %s: the stored file does not match its SHA-256", report.number)
         raise ReportIntegrityError(report.number)

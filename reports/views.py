@@ -20,7 +20,7 @@ from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
 from assessments import selectors as assessment_selectors
 from assessments.models import Channel, RunStatus, ScoringRun
-from core.errors import ServiceError
+from core.errors import ServiceError, StorageUnavailableError
 from core.formats import format_datetime
 from core.web import add_errors, add_messages, error_summary
 
@@ -131,7 +131,7 @@ def report_download(request: HttpRequest, org: OrgContext, report_id: int) -> Ht
         return redirect("reports:status", report_id=report.pk)
     try:
         data = services.report_file(report=report)
-    except services.ReportIntegrityError as exc:
+    except (services.ReportIntegrityError, StorageUnavailableError) as exc:
         add_messages(request, exc)
         return redirect("reports:status", report_id=report.pk)
     response = HttpResponse(data, content_type="application/pdf")

@@ -7,7 +7,12 @@
 # `start` exits 3 (with a loud message) when PostgreSQL is not installed, so a caller can tell
 # "cannot run here" from a failure. PostgreSQL refuses to run as root: as root the cluster
 # belongs to the `postgres` system user the Debian package creates.
+#
+# AVIA_PG_LISTEN=ADDRESSES AVIA_PG_TRUST=CIDR (both optional): listen on these addresses too and
+# trust the `avia` role from that network — for the two-host test, whose hosts reach the
+# database over a private test subnet inside network namespaces (tests/storage).
 set -euo pipefail
+listen="127.0.0.1${AVIA_PG_LISTEN:+,$AVIA_PG_LISTEN}"
 action=${1:?start, stop or url}; port=${2:-15432}
 dir="$(cd "$(dirname "$0")/.." && pwd)/var/postgres-$port"
 url="postgres://avia@127.0.0.1:$port/avia"
@@ -38,9 +43,12 @@ case "$action" in
         --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 || {
         echo "error: initdb failed (see $dir.initdb.log)" >&2; exit 1; }
     fi
+    if [[ -n "${AVIA_PG_TRUST:-}" ]] && ! grep -q "$AVIA_PG_TRUST" "$dir/pg_hba.conf"; then
+      echo "host all avia $AVIA_PG_TRUST trust" >>"$dir/pg_hba.conf"
+    fi
     # Test settings: no fsync, no full-page writes; enough connections for a worker pool.
     "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 start -o \
-      "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir \
+      "-p $port -c listen_addresses=$listen -c unix_socket_directories=$dir \
        -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 \
        -c shared_buffers=256MB" >/dev/null || {
       echo "error: PostgreSQL did not start on port $port (see $dir/server.log)" >&2; exit 1; }

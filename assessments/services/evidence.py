@@ -13,8 +13,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import User
-from core.errors import ConflictError, ServiceError, StorageFullError
-from core.storage import TooLarge
+from core.errors import ConflictError, ServiceError, StorageFullError, StorageUnavailableError
+from core.storage import StorageUnavailable, TooLarge, delete_quietly
 from core.text import readable_name, text_errors
 from scoring.evidence import parse_evidence
 
@@ -141,6 +141,9 @@ def evidence_add(
                 ]
             }
         ) from None
+    except StorageUnavailable as exc:
+        logger.error("evidence upload not stored, the object store failed: %s", exc)
+        raise _store_unavailable(question_code) from exc
     except OSError as exc:
         logger.error("evidence upload not stored: %s", exc)
         raise StorageFullError(
@@ -154,10 +157,12 @@ def evidence_add(
         ) from exc
     # The file is written before its row: if parsing or the row fails, remove the file again.
     try:
-        with storage.open(stored.name, "rb") as handle:
-            result = parse_evidence(
-                handle, parser=question.parser, source_name=original_name, max_bytes=limit
-            )
+        # Parsed from the upload itself (the bytes just stored, by their SHA-256), not read back
+        # from the storage: from an object store that would be a second transfer of the file.
+        upload.seek(0)
+        result = parse_evidence(
+            upload, parser=question.parser, source_name=original_name, max_bytes=limit
+        )
         evidence = EvidenceFile.objects.create(
             assessment=assessment,
             question_code=question_code,
@@ -186,9 +191,22 @@ def evidence_add(
             },
         )
     except BaseException:
-        storage.delete(stored.name)
+        delete_quietly(storage, stored.name)
         raise
     return evidence
+
+
+def _store_unavailable(question_code: str) -> StorageUnavailableError:
+    return StorageUnavailableError(
+        {
+            question_code: [
+                _(
+                    "The file could not be stored (the file store cannot be reached); nothing "
+                    "was saved. Please try again later."
+                )
+            ]
+        }
+    )
 
 
 @transaction.atomic

@@ -13,6 +13,7 @@ the CTX answers and the startup log, so both must be given again.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,8 +25,8 @@ from django.utils.translation import gettext as _
 from accounts.models import Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.errors import ConflictError, ForbiddenError, ServiceError
-from core.storage import write_atomically
+from core.errors import ConflictError, ForbiddenError, ServiceError, StorageUnavailableError
+from core.storage import STORAGE_ERRORS, delete_quietly, write_atomically
 from core.text import text_errors
 from questionnaires.models import QuestionnaireVersion
 from questionnaires.spec import version_key
@@ -51,6 +52,8 @@ from .answers import answers_save, assessment_create
 from .guards import require_member
 from .notices import notify_configuration_change
 from .vendor_mail import renewal_notify
+
+logger = logging.getLogger(__name__)
 
 # The section a configuration change reopens: the context window and the KV-cache pool that
 # serves it, with the startup log that proves the pool's size.
@@ -329,9 +332,23 @@ def _copy_evidence(original: Assessment, renewal: Assessment, codes: set[str]) -
                 ).name
             written.append(name)
             _copy_row(evidence, renewal, name)
+    except STORAGE_ERRORS as exc:  # a full disk, a store that is away
+        logger.error("evidence not copied into the renewal: %s", exc)
+        for name in written:
+            delete_quietly(storage, name)
+        raise StorageUnavailableError(
+            {
+                "evidence": [
+                    _(
+                        "The evidence files could not be copied (the file store cannot be "
+                        "reached or is full); nothing was saved. Please try again later."
+                    )
+                ]
+            }
+        ) from exc
     except BaseException:
         for name in written:  # the transaction rolls the rows back; the files go with them
-            storage.delete(name)
+            delete_quietly(storage, name)
         raise
     return len(written)
 

@@ -16,6 +16,7 @@ import openpyxl
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 from django.utils.formats import date_format
 
 from assessments import factories
@@ -135,7 +136,9 @@ def test_a_late_renewal_says_it_is_late_and_keeps_the_date_it_was_due(
     # The vendor is told once that it is late: by the renewal's invitation, not again by the
     # sweep's overdue reminder.
     invitation = OutboundEmail.objects.get(kind=EmailKind.RENEWAL)
-    assert f"This reassessment was due on {due.isoformat()}" in invitation.body
+    with translation.override("en"):  # emails write dates as the language does (DATE_FORMAT)
+        written = date_format(due, "DATE_FORMAT")
+    assert f"This reassessment was due on {written}" in invitation.body
     reminders_send()
     assert not OutboundEmail.objects.filter(kind=EmailKind.OVERDUE).exists()
 

@@ -1,34 +1,33 @@
-"""manage.py remove_stray_files [--older-than MINUTES] [--dry-run]: delete files under MEDIA_ROOT
-that no database row refers to — an upload cut off half-way (`.part`), an evidence file or a
+"""manage.py remove_stray_files [--older-than MINUTES] [--dry-run]: delete stored files (on the
+disk or in the object store: settings.STORAGES "evidence" and "reports") that no database row
+refers to — an upload cut off half-way (`.part`), an evidence file or a
 report whose transaction was rolled back. Files younger than --older-than (default 60 minutes)
 are left alone: they may belong to a request or task still running."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
+import datetime as dt
 from typing import Any
 
-from django.core.files.storage import FileSystemStorage
+from django.core.files.storage import Storage
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from assessments.models import EvidenceFile
 from assessments.storage import evidence_storage
+from core.storage import modified_at, stored_names
 from reports.models import Report
 from reports.storage import report_storage
 
 
-def stray_files(storage: FileSystemStorage, known: set[str], *, older_than: float) -> list[Path]:
-    root = Path(storage.location)
-    if not root.is_dir():
-        return []
-    cutoff = time.time() - older_than
+def stray_files(storage: Storage, known: set[str], *, older_than: float) -> list[str]:
+    """Names in `storage` that no row in `known` refers to, last written over `older_than`
+    seconds ago."""
+    cutoff = timezone.now() - dt.timedelta(seconds=older_than)
     return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file()
-        and path.relative_to(root).as_posix() not in known
-        and path.stat().st_mtime < cutoff
+        name
+        for name in stored_names(storage)
+        if name not in known and modified_at(storage, name) < cutoff
     )
 
 
@@ -48,10 +47,10 @@ class Command(BaseCommand):
         )
         removed = 0
         for storage, known in places:
-            for path in stray_files(storage, known, older_than=older_than * 60):
-                self.stdout.write(f"{'would remove' if dry_run else 'removed'} {path}")
+            for name in stray_files(storage, known, older_than=older_than * 60):
+                self.stdout.write(f"{'would remove' if dry_run else 'removed'} {name}")
                 if not dry_run:
-                    path.unlink(missing_ok=True)
+                    storage.delete(name)
                 removed += 1
         self.stdout.write(f"{removed} stray file(s)")
 

@@ -261,6 +261,30 @@ class ReviewForm(forms.Form):
             for section in questionnaire.sections
             if section.vendor_facing
         ]
+        # A message per question to re-open, posted in its clarification thread.
+        for section in questionnaire.sections:
+            if not section.vendor_facing:
+                continue
+            for question in section.questions:
+                self.fields[f"thread_{question.code}"] = forms.CharField(
+                    label=_("Message about %(code)s (optional)") % {"code": question.code},
+                    required=False,
+                    widget=forms.Textarea(attrs={"rows": 2}),
+                )
+
+    def thread_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name.startswith("thread_")]
+
+    def threads_shown(self) -> bool:
+        """Whether the messages' panel opens unfolded (one was typed, or refused)."""
+        return any(field.errors or field.value() for field in self.thread_fields())
+
+    def thread_notes(self) -> dict[str, str]:
+        return {
+            name.removeprefix("thread_"): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith("thread_") and value
+        }
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -344,4 +368,11 @@ class ReassessForm(forms.Form):
     )
     note = forms.CharField(
         label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000
+    )
+
+
+class ThreadMessageForm(forms.Form):
+    # Checked by the service (`core.text`, the length): one message per error, named there.
+    body = forms.CharField(
+        label=_("Message"), required=False, widget=forms.Textarea(attrs={"rows": 4})
     )

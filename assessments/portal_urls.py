@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .portal import pages, sections
+from .portal import pages, sections, threads
 
 app_name = "portal"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("<str:token>/s/<str:section_code>/", sections.section, name="section"),
     path("<str:token>/s/<str:section_code>/draft/", sections.autosave, name="autosave"),
     path("<str:token>/review/", pages.review, name="review"),
+    path("<str:token>/questions/<str:question_code>/thread/", threads.thread, name="thread"),
     path("<str:token>/thanks/", pages.thanks, name="thanks"),
     path("<str:token>/language/", pages.language, name="language"),
     path(

@@ -27,6 +27,9 @@ from .models import (
     Review,
     RiskTier,
     ScoringRun,
+    Thread,
+    ThreadStatus,
+    ThreadTurn,
     Vendor,
     VendorLink,
     overdue,
@@ -235,3 +238,33 @@ def audit_events_for(
     if assessment is not None:
         events = events.filter(assessment=assessment)
     return events.select_related("assessment")
+
+
+def threads_for(*, assessment: Assessment) -> QuerySet[Thread]:
+    """The assessment's clarification threads (its organization's: the caller fetched it
+    through `assessment_get` or a vendor link), with their messages and authors."""
+    return Thread.objects.filter(assessment=assessment).prefetch_related(
+        "messages__author", "messages__vendor_link"
+    )
+
+
+def thread_find(*, assessment: Assessment, question_code: str) -> Thread | None:
+    return threads_for(assessment=assessment).filter(question_code=question_code).first()
+
+
+def threads_awaiting_members(
+    *, organization: Organization, assessment_ids: list[int]
+) -> dict[int, int]:
+    """Per assessment of the organization among `assessment_ids` (a page's): how many open
+    threads wait for a member's answer (the vendor wrote last)."""
+    rows = (
+        Thread.objects.filter(
+            assessment__organization=organization,
+            assessment_id__in=assessment_ids,
+            status=ThreadStatus.OPEN,
+            turn=ThreadTurn.MEMBER,
+        )
+        .values("assessment_id")
+        .annotate(count=Count("pk"))
+    )
+    return {row["assessment_id"]: row["count"] for row in rows}

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import compare, dashboard, detail, editing, evidence, findings, review
+from .views import compare, dashboard, detail, editing, evidence, findings, review, threads
 
 app_name = "assessments"
 
@@ -36,6 +36,16 @@ urlpatterns = [
         name="risk_decision",
     ),
     path("assessments/<id:assessment_id>/review/", review.assessment_review, name="review"),
+    path(
+        "assessments/<id:assessment_id>/questions/<str:question_code>/thread/",
+        threads.thread_page,
+        name="thread",
+    ),
+    path(
+        "assessments/<id:assessment_id>/questions/<str:question_code>/thread/status/",
+        threads.thread_status,
+        name="thread_status",
+    ),
     path("assessments/<id:assessment_id>/invite/", detail.vendor_invite, name="invite"),
     path("assessments/<id:assessment_id>/rescore/", detail.assessment_rescore, name="rescore"),
     path("links/<id:link_id>/reinvite/", detail.vendor_link_reinvite, name="link_reinvite"),

@@ -444,6 +444,8 @@ RENEWAL_NOTICE_DAYS = env_int("RENEWAL_NOTICE_DAYS", 30)
 REMINDER_DAYS_BEFORE_DUE = env_int("REMINDER_DAYS_BEFORE_DUE", 7)
 RISK_ACCEPTANCE_NOTICE_DAYS = env_int("RISK_ACCEPTANCE_NOTICE_DAYS", 14)
 DIGEST_HORIZON_DAYS = env_int("DIGEST_HORIZON_DAYS", 30)
+# A question to the vendor (a clarification thread) unanswered this long is reminded, once.
+THREAD_REMINDER_DAYS = env_int("THREAD_REMINDER_DAYS", 3)
 
 # Shared by every web process (the vendor-link rate limit counts failures across them); the
 # development server and tests use a per-process cache unless CACHE_URL is set.

@@ -21,6 +21,7 @@ class NotificationEvent(models.TextChoices):
     SIGNED_OFF = "signed_off", _("An assessment you created was signed off")
     CONFIGURATION_CHANGE = "configuration_change", _("A vendor declared a configuration change")
     RISK_ACCEPTANCE_EXPIRING = "risk_acceptance_expiring", _("A risk acceptance expires soon")
+    THREAD_ANSWERED = "thread_answered", _("A vendor answered a question about an answer")
 
 
 class Notification(models.Model):

@@ -36,6 +36,7 @@ TITLES = {
     NotificationEvent.RISK_ACCEPTANCE_EXPIRING: _(
         "The acceptance of %(rule)s for %(vendor)s expires on %(date)s"
     ),
+    NotificationEvent.THREAD_ANSWERED: _("%(vendor)s answered your question about %(code)s"),
 }
 
 

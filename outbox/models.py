@@ -34,6 +34,8 @@ class EmailKind(models.TextChoices):
     MEMBER_INVITATION = "member_invitation", _("Member invitation")
     PASSWORD_RESET = "password_reset", _("Password reset")
     NOTIFICATION = "notification", _("Notification to a member")
+    THREAD_QUESTION = "thread_question", _("Question about an answer")
+    THREAD_REMINDER = "thread_reminder", _("Question about an answer unanswered")
 
 
 class OutboundEmail(models.Model):

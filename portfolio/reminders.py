@@ -23,6 +23,7 @@ from accounts.models import Membership, Organization, User
 from accounts.roles import Capability, Role, role_can
 from accounts.tenancy import organization_query
 from assessments.models import (
+    CLOSED_STATUSES,
     RENEWABLE_STATUSES,
     Assessment,
     AssessmentStatus,
@@ -30,11 +31,14 @@ from assessments.models import (
     RenewalReason,
     RiskDecision,
     RiskDecisionKind,
+    Thread,
+    ThreadStatus,
+    ThreadTurn,
     overdue,
 )
 from assessments.services.notices import notify_risk_acceptance_expiring
 from assessments.services.reassessment import renewal_start
-from assessments.services.vendor_mail import due_date_remind
+from assessments.services.vendor_mail import due_date_remind, thread_question_notify
 from assessments.services.webhook_events import assessment_event
 from core.errors import ServiceError
 from notifications.models import NotificationEvent
@@ -62,6 +66,7 @@ class SweepReport:
     risk_expiring: int = 0
     risk_expired: int = 0
     digests: int = 0
+    thread_reminders: int = 0
 
 
 # Every organization's date lies between the date of the westernmost zone (UTC-12) and that
@@ -95,8 +100,29 @@ def reminders_send(*, today: dt.date | None = None) -> SweepReport:
             report.due_soon += due_date_remind(assessment=assessment, overdue=False) is not None
     report.risk_expiring, report.risk_expired = _risk_acceptances(first, last, today_of)
     report.digests = _digests(today_of)
+    report.thread_reminders = _unanswered_threads()
     logger.info("reminder sweep of %s–%s: %s", first, last, report)
     return report
+
+
+def _unanswered_threads() -> int:
+    """A question to the vendor unanswered for THREAD_REMINDER_DAYS: one reminder per turn
+    (the email's key names the thread and when the vendor's turn began)."""
+    since = timezone.now() - dt.timedelta(days=settings.THREAD_REMINDER_DAYS)
+    waiting = (
+        Thread.objects.filter(
+            status=ThreadStatus.OPEN,
+            turn=ThreadTurn.VENDOR,
+            turn_since__lte=since,
+        )
+        .exclude(assessment__status__in=CLOSED_STATUSES)
+        .select_related("assessment__organization", "assessment__vendor")
+        .order_by("turn_since", "pk")
+    )
+    return sum(
+        thread_question_notify(thread=thread, reminder=True) is not None
+        for thread in waiting[:SWEEP_LIMIT]
+    )
 
 
 def _opened_late(assessment: Assessment) -> bool:

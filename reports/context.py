@@ -15,7 +15,7 @@ import datetime as dt
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.urls import NoReverseMatch, reverse
@@ -29,6 +29,7 @@ from assessments.models import (
     Review,
     RiskDecision,
     ScoringRun,
+    ThreadStatus,
 )
 from assessments.presenters.answers import AnswerSection, FileRef, answer_sections
 from assessments.presenters.charts import BarChart, coverage_chart, severity_chart
@@ -36,6 +37,7 @@ from assessments.presenters.evidence import EvidenceQuestionView, evidence_views
 from assessments.presenters.findings import FindingView, finding_views
 from assessments.presenters.formats import review_decision_label, severity_label
 from assessments.presenters.probe import ProbeView, probe_view_of_run
+from assessments.selectors import threads_for
 from core.formats import format_date, format_datetime, list_text
 from scoring.models import Framework
 from scoring.spec import SEVERITIES
@@ -64,6 +66,21 @@ class DecisionView:
     reviewer: str
     decided_at: str
     conditions: str
+
+
+@dataclass(frozen=True)
+class ThreadMessageView:
+    author: str
+    at: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    code: str
+    question: str
+    status: str
+    messages: tuple[ThreadMessageView, ...]
 
 
 @dataclass(frozen=True)
@@ -111,6 +128,8 @@ class ReportContext:
     evidence: tuple[EvidenceQuestionView, ...]
     probe: ProbeView | None  # the isolation probe result the run read (PRB-02), if any
     answer_sections: tuple[AnswerSection, ...]
+    # The clarification threads, when the report was asked with them (None: not asked).
+    threads: tuple[ThreadView, ...] | None
     buyer_sections: str
     sign_off_intro: str
     verification_text: str
@@ -128,6 +147,7 @@ def report_context(
     language: str,
     number: str,
     generated_at: dt.datetime | None = None,
+    include_threads: bool = False,
 ) -> ReportContext:
     """The context of the report of `run` in `language` (database reads happen here only).
 
@@ -139,9 +159,12 @@ def report_context(
     )
     organization = Organization.objects.get(pk=assessment.organization_id)
     with timezone.override(organization.time_zone):
-        return _report_context(
+        context = _report_context(
             run, assessment, organization, labels, language, number, generated_at
         )
+        if include_threads:
+            context = replace(context, threads=_threads(assessment, labels, language))
+        return context
 
 
 def _report_context(
@@ -248,6 +271,7 @@ def _report_context(
                 files=_evidence_files(run),
             )
         ),
+        threads=None,
         buyer_sections=buyer_sections,
         sign_off_intro=labels["sign_off_intro"].format(run=f"#{run.pk}"),
         verification_text=labels["verification"].format(organization=organization.name),
@@ -255,6 +279,42 @@ def _report_context(
         answers_intro=labels["answers_intro"].format(buyer=buyer_sections),
         signature_roles=(labels["reviewer"], labels["role_procurement"], labels["role_compliance"]),
     )
+
+
+def _threads(
+    assessment: Assessment, labels: Mapping[str, str], language: str
+) -> tuple[ThreadView, ...]:
+    """Every clarification thread of the assessment, as it stands when the report is made."""
+    questions = assessment.questionnaire.spec.questions
+    views = []
+    for thread in threads_for(assessment=assessment):
+        question = questions.get(thread.question_code)
+        views.append(
+            ThreadView(
+                code=thread.question_code,
+                question=question.text.get(language) if question else "",
+                status=labels[
+                    "thread_resolved" if thread.status == ThreadStatus.RESOLVED else "thread_open"
+                ],
+                messages=tuple(
+                    ThreadMessageView(
+                        author=(
+                            labels["thread_vendor"].format(
+                                email=message.vendor_link.contact_email
+                                if message.vendor_link
+                                else "—"
+                            )
+                            if message.from_vendor
+                            else _person(message.author)
+                        ),
+                        at=format_datetime(timezone.localtime(message.created_at), language),
+                        body=message.body,
+                    )
+                    for message in thread.messages.all()
+                ),
+            )
+        )
+    return tuple(views)
 
 
 def _person(user: User | None) -> str:

@@ -40,6 +40,15 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "findings": "Findings",
         "evidence": "Evidence",
         "answers_appendix": "Appendix: questionnaire answers",
+        "threads_appendix": "Appendix: questions to the vendor",
+        "threads_intro": (
+            "The clarification threads between the assessors and the vendor about the answers, "
+            "as they stood when this report was generated."
+        ),
+        "no_threads": "No question was asked to the vendor.",
+        "thread_open": "open",
+        "thread_resolved": "resolved",
+        "thread_vendor": "Vendor contact {email}",
         "sign_off": "Sign-off",
         "risk_tier": "Risk tier",
         "risk_score": "Risk score",
@@ -151,6 +160,12 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "findings": "發現事項",
         "evidence": "佐證資料",
         "answers_appendix": "附錄：問卷答案",
+        "threads_appendix": "附錄：向供應商的提問",
+        "threads_intro": "評估人與供應商就答案進行的提問討論，內容以本報告產生時為準。",
+        "no_threads": "未有向供應商提出任何提問。",
+        "thread_open": "未解決",
+        "thread_resolved": "已解決",
+        "thread_vendor": "供應商聯絡人 {email}",
         "sign_off": "簽核",
         "risk_tier": "風險級別",
         "risk_score": "風險分數",

@@ -48,6 +48,8 @@ class Report(models.Model):
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
+    # Whether the appendix prints the clarification threads with the vendor (asked for).
+    include_threads = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     rendered_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

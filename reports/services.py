@@ -97,9 +97,11 @@ def report_request(
     member: OrgContext,
     channel: str,
     run: ScoringRun | None = None,
+    include_threads: bool = False,
 ) -> Report:
     """Queue a report of `run` (default: the assessment's latest run) in `language`, for a
-    member who prepares or decides on assessments."""
+    member who prepares or decides on assessments; `include_threads`: with the clarification
+    threads in an appendix."""
     member.require(*REPORT_REQUEST_CAPABILITIES)
     if assessment.organization_id != member.organization.pk:
         raise ServiceError({"assessment": [_("Unknown assessment.")]})
@@ -121,6 +123,7 @@ def report_request(
         language=language,
         number=report_number_allocate(year=timezone.localdate().year),
         requested_by=actor,
+        include_threads=include_threads,
     )
     audit_record(
         organization=assessment.organization,
@@ -168,7 +171,11 @@ def report_render(*, report_id: int) -> Report | None:
     run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
     rendered_at = timezone.now()
     context = report_context(
-        run=run, language=report.language, number=report.number, generated_at=rendered_at
+        run=run,
+        language=report.language,
+        number=report.number,
+        generated_at=rendered_at,
+        include_threads=report.include_threads,
     )
     rendered = render_report(context)
     digest = hashlib.sha256(rendered.pdf).hexdigest()

@@ -38,6 +38,10 @@ class ReportRequestForm(forms.Form):
     run = forms.TypedChoiceField(
         label=gettext_lazy("Scoring run"), coerce=int, required=False, empty_value=None
     )
+    include_threads = forms.BooleanField(
+        label=gettext_lazy("Include the questions to the vendor (clarification threads)"),
+        required=False,
+    )
 
     def __init__(
         self, *args: object, runs: list[ScoringRun], language: str, **kwargs: object
@@ -88,6 +92,7 @@ def assessment_reports(request: HttpRequest, org: OrgContext, assessment_id: int
                     assessment=assessment,
                     run=run,
                     language=form.cleaned_data["language"],
+                    include_threads=form.cleaned_data["include_threads"],
                     member=org,
                     channel=Channel.WEB,
                 )

@@ -30,6 +30,7 @@ from assessments.services.answers import assessment_create
 from assessments.services.evidence import evidence_add
 from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
+from assessments.services.threads import thread_ask
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
 from notifications.models import Notification
@@ -43,6 +44,8 @@ from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
 from tests.probes.vendor import closed_loopback_port
 from webhooks.services import endpoint_create
 
+# The question of Other Org's thread (Acme's threads are about KV-01).
+OTHER_THREAD_CODE = "KV-02"
 PERSONAS = ("owner", "assessor", "reviewer", "viewer", "outsider", "anonymous")
 ACME_ROLES = ("owner", "assessor", "reviewer", "viewer")
 LOGIN_REDIRECT = 302
@@ -95,6 +98,8 @@ MATRIX: dict[str, Rule] = {
     "assessments:findings": R(),
     "assessments:risk_decision": R("POST", roles=("owner", "assessor")),
     "assessments:review": R("POST", roles=("owner", "reviewer")),
+    "assessments:thread": R("POST", roles=("owner", "assessor")),
+    "assessments:thread_status": R("POST", roles=("owner", "assessor")),
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
@@ -201,6 +206,7 @@ MATRIX: dict[str, Rule] = {
     "portal:thanks": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
     "portal:configuration_change": R("POST", kind="portal"),
+    "portal:thread": R(kind="portal"),
 }
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}
@@ -264,7 +270,7 @@ def world(django_db_setup, django_db_blocker, world_media):
         acme, other = personas.acme, personas.other
         answers = launch_answer_file()["answers"]
 
-        def scored_assessment(organization, actor):
+        def scored_assessment(organization, actor, thread_code):
             vendor = vendor_create(
                 organization=organization, actor=actor, channel=Channel.WEB, name="Inferno AI"
             )
@@ -317,12 +323,23 @@ def world(django_db_setup, django_db_blocker, world_media):
                 member=member_of(actor),
                 channel=Channel.WEB,
             )
+            # A clarification thread on each, about `thread_code`.
+            for asked in (assessment, editable):
+                thread_ask(
+                    assessment=asked,
+                    member=member_of(actor),
+                    question_code=thread_code,
+                    body="Which memory fraction?",
+                    channel=Channel.WEB,
+                )
             return assessment, evidence, link, run, vendor, editable, editable_token
 
         acme_assessment, evidence, link, run, vendor, editable, token = scored_assessment(
-            acme, personas.ava
+            acme, personas.ava, "KV-01"
         )
-        other_assessment, *_rest, other_token = scored_assessment(other, personas.oscar)
+        other_assessment, *_rest, other_token = scored_assessment(
+            other, personas.oscar, OTHER_THREAD_CODE
+        )
         png = io.BytesIO()
         Image.new("RGB", (4, 4), "navy").save(png, "PNG")
         organization_update_branding(
@@ -402,6 +419,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "page": "tokens",
             "slug": "ai-inference-isolation",
             "section_code": "PRF",
+            "question_code": "KV-01",
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
             "token": token,
@@ -530,6 +548,11 @@ def test_a_vendor_link_reaches_its_own_assessment_only(world, name):
     # objects (evidence ids) are unknown to it.
     if "evidence_id" in _kwargs_of(name):
         other = url.replace(world.token, world.other_token)
+        assert request(Client(), name, other, world).status_code == 404
+    # A question whose thread is another assessment's: not found through this link.
+    if "question_code" in _kwargs_of(name):
+        other = url.replace("/KV-01/", f"/{OTHER_THREAD_CODE}/")
+        assert other != url
         assert request(Client(), name, other, world).status_code == 404
     # A made-up token reaches nothing.
     forged = url.replace(world.token, "x" * len(world.token))

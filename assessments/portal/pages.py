@@ -15,7 +15,7 @@ from core.errors import ServiceError
 from core.web import add_messages
 from questionnaires.validation import missing_required
 
-from .. import lifecycle
+from .. import lifecycle, selectors
 from ..answering import answer_form, keep_drafts
 from ..forms import ReassessForm
 from ..models import (
@@ -82,6 +82,7 @@ def landing(request: HttpRequest, portal: Portal) -> HttpResponse:
             reopened=reopened,
             questionnaire_description=portal.spec.description.get(portal.language),
             change_form=ReassessForm(),
+            threads=list(selectors.threads_for(assessment=portal.assessment)),
         ),
     )
 

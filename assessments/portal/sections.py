@@ -19,6 +19,7 @@ from core.web import add_errors, error_summary
 from questionnaires.spec import Question, Section
 from questionnaires.validation import missing_required
 
+from .. import selectors
 from ..answer_forms import CatalogueAnswersForm, with_code_spans
 from ..answering import answer_form, autosave_response, keep_drafts, save
 from ..models import Channel
@@ -108,6 +109,14 @@ def _target(portal: Portal, go: str) -> str:
     if go == "probe" and portal.spec.probe_question is not None:
         # The probe's own page (probes app): set up the endpoint, keys and authorisation.
         return reverse("probes:portal_setup", args=[portal.token])
+    if go.startswith("thread:"):
+        code = go.removeprefix("thread:")
+        if (
+            code not in portal.spec.questions
+            or selectors.thread_find(assessment=portal.assessment, question_code=code) is None
+        ):
+            raise Http404
+        return portal_url("thread", portal, code)
     if go.startswith("section:"):
         return portal_url(
             "section", portal, portal.vendor_section(go.removeprefix("section:")).code
@@ -151,6 +160,11 @@ def _render_section(
             previous_section=_section_link(portal, previous_section),
             next_section=_section_link(portal, next_section),
             autosave_url=portal_url("autosave", portal, section.code),
+            threads={
+                thread.question_code: thread
+                for thread in selectors.threads_for(assessment=portal.assessment)
+            },
+            thread_go=True,
             # The probe's set-up page, once the vendor's saved answers ask for the probe.
             probe_page=probe is not None
             and probe.section == section.code

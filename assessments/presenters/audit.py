@@ -41,6 +41,10 @@ ACTION_LABELS = {
     "probe.finished": _("Isolation probe finished"),
     "probe.failed": _("Isolation probe failed"),
     "probe.keys_destroyed": _("Probe keys deleted"),
+    "thread.opened": _("Question to the vendor opened"),
+    "thread.message_posted": _("Message posted in a question thread"),
+    "thread.resolved": _("Question thread resolved"),
+    "thread.reopened": _("Question thread reopened"),
 }
 
 
@@ -83,7 +87,11 @@ def audit_rows(events: Iterable[AuditEvent], language: str) -> list[AuditRow]:
     for event in events:
         detail = event.detail or {}
         subject = next(
-            (str(detail[key]) for key in ("rule", "file", "contact", "report") if detail.get(key)),
+            (
+                str(detail[key])
+                for key in ("rule", "file", "contact", "report", "question")
+                if detail.get(key)
+            ),
             # The questions whose answers (or comments) changed.
             list_text([str(code) for code in detail.get("codes") or []], language),
         )

@@ -31,6 +31,7 @@ from .answers import vendor_question_codes
 from .guards import require_member, transition
 from .notices import notify_signed_off
 from .reassessment import reassess_by_for
+from .threads import thread_message_errors, thread_post
 from .vendor_mail import changes_requested_notify
 from .webhook_events import assessment_event
 
@@ -61,6 +62,7 @@ def review_record(
     message: str = "",
     reopen_codes: list[str] | None = None,
     run_id: int | None = None,
+    thread_notes: dict[str, str] | None = None,
     acknowledged_findings: list[str] | None = None,
 ) -> Review:
     """Sign off (or send back) a scored assessment: a reviewer who took no part decides.
@@ -68,6 +70,9 @@ def review_record(
     `run_id` is the scoring run the reviewer read (the review page carries it): when the
     assessment was scored again since (a rescore batch keeps it `scored` with a new latest run),
     the decision is refused (409) rather than recorded against findings nobody read.
+
+    `thread_notes`: with a request for changes, a message per re-opened question (by code),
+    posted in that question's clarification thread (opened, or continued).
 
     Approving despite critical findings (a live cross-tenant leak) needs each of them named in
     `acknowledged_findings`: an approval is never one click away from a finding nobody saw."""
@@ -114,6 +119,20 @@ def review_record(
             ]
         if not message.strip():
             errors.setdefault("message", []).append(_("Tell the vendor what to change."))
+    notes = {code: note for code, note in (thread_notes or {}).items() if note.strip()}
+    if decision != ReviewDecision.CHANGES_REQUESTED:
+        notes = {}
+    for code, note in notes.items():
+        note_errors = thread_message_errors(
+            assessment=assessment, question_code=code, body=note, field=f"thread_{code}"
+        )
+        note_errors.pop("question_code", None)  # a vendor question: re-opened, checked below
+        if code not in reopen:
+            note_errors.setdefault(f"thread_{code}", []).append(
+                _("%(code)s is not re-opened: tick it, or leave its message empty.")
+                % {"code": code}
+            )
+        errors.update(note_errors)
     if reviewer_conflict(assessment=assessment, reviewer=reviewer):
         errors["reviewer"] = [
             _(
@@ -170,6 +189,10 @@ def review_record(
             Answer.objects.update_or_create(
                 assessment=assessment, question_code=code, defaults={"reopened": True}
             )
+    for code, note in notes.items():
+        thread_post(
+            assessment=assessment, actor=reviewer, question_code=code, body=note, channel=channel
+        )
     audit_record(
         organization=assessment.organization,
         assessment=assessment,

@@ -15,11 +15,19 @@ from django.utils import timezone, translation
 
 from core.errors import ServiceError
 from core.formats import list_text
+from outbox.links import site_url
 from outbox.models import EmailKind, OutboundEmail
 from outbox.services import email_enqueue
 from questionnaires.spec import Text
 
-from ..models import Assessment, Channel, ConfigurationChange, Review, VendorLink
+from ..models import (
+    Assessment,
+    Channel,
+    ConfigurationChange,
+    Review,
+    Thread,
+    VendorLink,
+)
 from .vendor_links import vendor_link_issue, vendor_link_url, vendor_question_url
 
 
@@ -187,6 +195,25 @@ def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail |
     contact = vendor_contact_for(assessment)
     if contact is None or OutboundEmail.objects.filter(event_key=event_key).exists():
         return None
+    reached = _link_of(assessment, contact)
+    if reached is None:
+        return None
+    link, token = reached
+    return _send(
+        event_key=event_key,
+        kind=kind,
+        template="reminder",
+        assessment=assessment,
+        contact=contact,
+        overdue=overdue,
+        link=link,
+        url=vendor_link_url(token) if token else "",
+    )
+
+
+def _link_of(assessment: Assessment, contact: VendorContact) -> tuple[VendorLink, str] | None:
+    """The contact's active link (token "": they have it already), else a fresh one with its
+    token; None when none can be issued yet."""
     link = (
         VendorLink.objects.filter(
             assessment=assessment,
@@ -197,20 +224,48 @@ def due_date_remind(*, assessment: Assessment, overdue: bool) -> OutboundEmail |
         .order_by("-created_at")
         .first()
     )
-    url = ""
-    if link is None:
-        try:
-            link, token = _fresh_link(assessment, contact)
-        except ServiceError:
-            return None
-        url = vendor_link_url(token)
+    if link is not None:
+        return link, ""
+    try:
+        return _fresh_link(assessment, contact)
+    except ServiceError:
+        return None
+
+
+def thread_question_notify(*, thread: Thread, reminder: bool = False) -> OutboundEmail | None:
+    """Tell the vendor's contact that a member asked about one of their answers (or remind
+    them, once per turn, that it is still unanswered): the question, the last message, and
+    where to answer."""
+    assessment = thread.assessment
+    contact = vendor_contact_for(assessment)
+    if contact is None or not VendorLink.objects.filter(assessment=assessment).exists():
+        # Not invited yet: a link issued here would send the draft. The invitation's landing
+        # page lists the questions.
+        return None
+    last = thread.messages.order_by("-created_at", "-pk").first()
+    kind = EmailKind.THREAD_REMINDER if reminder else EmailKind.THREAD_QUESTION
+    event_key = (
+        f"{kind}:{thread.pk}:{thread.turn_since.isoformat()}"
+        if reminder
+        else f"{kind}:{last.pk if last else thread.pk}"
+    )
+    if OutboundEmail.objects.filter(event_key=event_key).exists():
+        return None
+    reached = _link_of(assessment, contact)
+    if reached is None:
+        return None
+    link, token = reached
+    question = assessment.questionnaire.spec.questions.get(thread.question_code)
     return _send(
         event_key=event_key,
         kind=kind,
-        template="reminder",
+        template="thread_question",
         assessment=assessment,
         contact=contact,
-        overdue=overdue,
+        thread=thread,
+        question_text=question.text if question else None,
+        message=last,
+        reminder=reminder,
         link=link,
-        url=url,
+        url=site_url("portal:thread", token, thread.question_code) if token else "",
     )

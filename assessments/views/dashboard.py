@@ -75,6 +75,10 @@ def dashboard(request: HttpRequest, org: OrgContext) -> HttpResponse:
             "can": capabilities(org),
             "form": form,
             "page": page,
+            # A badge per assessment whose vendor answered a question and waits for a member.
+            "threads_waiting": selectors.threads_awaiting_members(
+                organization=org.organization, assessment_ids=[a.pk for a in page]
+            ),
             "filtered": bool(filters),
             "query_without_page": query_without_page,
             "status_counts": [

@@ -157,6 +157,10 @@ def _render_detail(
                 reopened={a.question_code for a in answers if a.reopened},
                 files=files,
             ),
+            "threads": {
+                thread.question_code: thread
+                for thread in selectors.threads_for(assessment=assessment)
+            },
             "evidence_rows": [
                 {"file": e, "description": describe_evidence(e.parse_result, language)}
                 for e in progress["evidence"]

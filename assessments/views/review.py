@@ -88,6 +88,7 @@ def assessment_review(request: HttpRequest, org: OrgContext, assessment_id: int)
                     message=form.cleaned_data["message"],
                     reopen_codes=form.cleaned_data["reopen_codes"],
                     run_id=form.cleaned_data["run"],
+                    thread_notes=form.thread_notes(),
                     acknowledged_findings=form.cleaned_data["acknowledged_findings"],
                     channel=Channel.WEB,
                 )

@@ -14,6 +14,7 @@ packages=(
   gettext                            # compilemessages (msgfmt)
   tzdata                             # organization time zones (Python zoneinfo)
   cmake g++ make                     # llama.cpp's llama-server for the real-engine tests
+  iproute2                           # network namespaces of the two-host object-storage test
 )
 # The private test and benchmark cluster (scripts/postgres.sh). Optional: where it cannot be
 # installed the PostgreSQL tests are skipped, loudly, and everything else still runs.

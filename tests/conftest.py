@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.utils import translation
 
 from core.outbound import parse_networks
 from questionnaires.models import QuestionnaireVersion
@@ -75,6 +76,14 @@ def catalog(_catalog_once, db):
 @pytest.fixture(autouse=True)
 def private_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def default_language():
+    """Each test ends in the site's default language: one that activated another (a page
+    rendered in zh-Hant outside a request) must not change the words the next one reads."""
+    yield
+    translation.deactivate()
 
 
 LOOPBACK = "127.0.0.0/8"

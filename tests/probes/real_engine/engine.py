@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.outbound import OutboundPolicy, parse_networks
 from probes.endpoint import ApiKey
 from probes.runner import probe_config_build, probe_run
 
@@ -275,6 +276,8 @@ def probe_cli(
     environment = {key: value for key, value in os.environ.items() if not key.startswith("PROBE_")}
     environment |= {
         "DJANGO_SETTINGS_MODULE": "config.settings",
+        # The engines listen on loopback: the operator's setting that lets the probe reach it.
+        "PROBE_ALLOWED_NETWORKS": "127.0.0.0/8",
         "REAL_ENGINE_KEY_A": keys[0],
         "REAL_ENGINE_KEY_B": keys[1],
     }
@@ -306,5 +309,6 @@ def prefix_cache_run(base_url: str, keys: Sequence[str]) -> dict:
         checks=["prefix_cache"],
         prefix_tokens=PREFIX_TOKENS,
         rate_per_key=100,
+        outbound=OutboundPolicy(allowed_networks=parse_networks(["127.0.0.0/8"])),
     )
     return probe_run(config).to_dict()["checks"]["prefix_cache"]

@@ -215,7 +215,10 @@ def test_no_prompt_cache_is_never_called_shared_or_isolated(outcomes):
     outcome = outcome_of(outcomes, "no prompt cache")
     assert outcome.cross_tenant["cached_tokens"] == 0
     assert outcome.same_tenant["cached_tokens"] == 0
-    assert set(outcome.verdicts) == {"no_cache_seen"}, outcome.verdicts
+    # Never a verdict about sharing (probe-v2.md); a run may end undecided by chance, as a
+    # two-sided look at timings without a cache is significant about one time in twenty.
+    assert not {"shared", "isolated"} & set(outcome.verdicts), outcome.verdicts
+    assert "no_cache_seen" in outcome.verdicts, outcome.verdicts
 
 
 def test_per_tenant_engines_are_called_isolated_never_shared(outcomes):

@@ -271,8 +271,13 @@ AVIA_S3_PREFIX = env_str("AVIA_S3_PREFIX", "").strip("/")
 
 # Parts of 8 MB, two at a time and at most two read ahead: a transfer holds about 16-32 MB in
 # memory, not the whole file (boto3's defaults buffered 56 MB for a 50 MB upload: ten parts).
+# A download queues at most 16 chunks of 256 KB for the writer (boto3's default of 100 let a
+# slow disk on a busy machine hold 25 MB of the file in that queue).
 S3_TRANSFER = TransferConfig(
-    multipart_threshold=8 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=2
+    multipart_threshold=8 * 1024 * 1024,
+    multipart_chunksize=8 * 1024 * 1024,
+    max_concurrency=2,
+    max_io_queue=16,
 )
 S3_TRANSFER.max_in_memory_upload_chunks = 2  # s3transfer's setting, not an argument of boto3's
 

@@ -46,6 +46,7 @@ from core.tasks import TRANSIENT_ERRORS
 from outbox.links import site_url
 from scoring.models import Ruleset
 from scoring.registry import split_key
+from scoring.results import rule_changes
 from webhooks.events import WebhookEvent
 from webhooks.services import webhook_emit
 
@@ -370,9 +371,8 @@ def _items_finish(
     for item in open_items:
         run = runs.get(item.run_id)
         if run is not None and run.status == RunStatus.SUCCEEDED:
-            new, old = after[run.pk], before[item.before_run_id]
             item.state, item.error = ItemState.DONE, ""
-            item.added, item.removed = sorted(new - old), sorted(old - new)
+            item.added, item.removed = rule_changes(before[item.before_run_id], after[run.pk])
         elif run is None or run.status == RunStatus.FAILED:
             item.state = ItemState.FAILED
             item.error = (run.error if run else "") or _("Scoring did not finish.")

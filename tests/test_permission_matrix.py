@@ -38,6 +38,8 @@ from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
+from scoring.models import Ruleset, RulesetTestCase
+from scoring.services import ruleset_test_case_save
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
@@ -168,6 +170,13 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # the rule workbench, on a shipped ruleset (every organization's); a test case is Acme's
+    "portfolio:workbench": R(acme_object=False),
+    "portfolio:workbench_impact": R(acme_object=False),
+    "portfolio:workbench_case_save": R("POST", roles=("owner", "assessor"), acme_object=False),
+    "portfolio:workbench_case_delete": R(
+        "POST", roles=("owner", "assessor"), data=lambda world: acme_test_case(world)
+    ),
     # notifications: every member's own
     "notifications:list": R(acme_object=False),
     "notifications:read_all": R("POST", acme_object=False),
@@ -208,6 +217,23 @@ MATRIX: dict[str, Rule] = {
     "portal:configuration_change": R("POST", kind="portal"),
     "portal:thread": R(kind="portal"),
 }
+
+
+def acme_test_case(world: World) -> dict:
+    """Acme's test case, as the world made it (again, when an earlier persona deleted it)."""
+    RulesetTestCase.objects.get_or_create(
+        pk=world.kwargs["case_id"],
+        defaults={
+            "organization": world.personas.acme,
+            "ruleset_id": world.kwargs["ruleset_id"],
+            "name": "Matrix",
+            "risk_score": 0,
+            "risk_tier": "low",
+        },
+    )
+    return {}
+
+
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}
 
@@ -401,7 +427,17 @@ def world(django_db_setup, django_db_blocker, world_media):
         invitation = membership_add(
             organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
         )
+        # A test case of Acme's on the shipped ruleset v1, in the rule workbench.
+        test_case = ruleset_test_case_save(
+            member=member_of(personas.ava),
+            ruleset=Ruleset.objects.get(slug="incident-2026-kv", version="1"),
+            name="Launch day",
+            answers=answers,
+            as_of=acme.local_date(),
+        )
         kwargs = {
+            "ruleset_id": test_case.ruleset_id,
+            "case_id": test_case.pk,
             "invitation_id": invitation.pk,
             "answer": "accept",
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,

@@ -200,3 +200,11 @@ def test_each_problem_is_shown_at_its_rule_and_nothing_is_scored(client, persona
     assert (
         "Compared with a string that is not an option" in html and "Unknown question code" in html
     )
+
+
+def test_the_workbench_reads_in_traditional_chinese(client, personas, catalog):
+    client.force_login(personas.alice)
+    client.cookies["django_language"] = "zh-hant"
+    html = client.post(page(V1), {"source": "form", "PRF-07": "unknown"}).content.decode()
+    assert "規則工作台" in html and "觸發" in html and "儲存為測試個案" in html
+    assert "Rule workbench" not in html and "Run the rules" not in html

@@ -10,6 +10,7 @@ not depend on who asks: a ruleset always belongs to the owner of the questionnai
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.http import Http404
 
 from accounts.models import Organization
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
@@ -44,3 +45,12 @@ def default_ruleset_for(*, questionnaire: QuestionnaireVersion) -> Ruleset | Non
 def rulesets_owned_by(*, organization: Organization) -> QuerySet[Ruleset]:
     """The organization's own ruleset versions, drafts included, with their questionnaire."""
     return Ruleset.objects.filter(organization=organization).select_related("questionnaire")
+
+
+def ruleset_owned(*, organization: Organization, ruleset_id: int) -> Ruleset:
+    """One of the organization's own ruleset versions (a draft or published); 404 otherwise,
+    whether it does not exist or is another organization's."""
+    found = rulesets_owned_by(organization=organization).filter(pk=ruleset_id).first()
+    if found is None:
+        raise Http404
+    return found

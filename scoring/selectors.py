@@ -16,8 +16,9 @@ from accounts.models import Organization
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import visible_to_filter
 
-from .models import Ruleset
+from .models import Framework, Ruleset
 from .registry import default_ruleset
+from .spec import FrameworkRef
 
 
 def rulesets_visible_to(*, organization: Organization) -> QuerySet[Ruleset]:
@@ -54,3 +55,10 @@ def ruleset_owned(*, organization: Organization, ruleset_id: int) -> Ruleset:
     if found is None:
         raise Http404
     return found
+
+
+def frameworks_for(*, ruleset: Ruleset | None = None) -> dict[str, FrameworkRef]:
+    """The framework clauses a finding may cite: the shipped ones, and the ruleset's
+    organization's own when it is an uploaded one (they live in its content)."""
+    shipped = {framework.ref_id: framework.as_ref() for framework in Framework.objects.all()}
+    return ruleset.frameworks(shipped) if ruleset is not None else shipped

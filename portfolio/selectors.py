@@ -41,9 +41,10 @@ RESCORABLE_STATUSES = (
 TIER_RANK = {RiskTier.LOW: 0, RiskTier.MEDIUM: 1, RiskTier.HIGH: 2, RiskTier.CRITICAL: 3}
 
 
-def rulesets_newest_first() -> list[Ruleset]:
-    """Published rulesets (catalogue data, shared by every organization), newest first."""
-    rulesets = Ruleset.objects.prefetch_related("applies_to")
+def rulesets_newest_first(*, organization: Organization) -> list[Ruleset]:
+    """The published rulesets the organization may rescore with (shipped, its own, shared with
+    it), newest first."""
+    rulesets = rulesets_visible_to(organization=organization).prefetch_related("applies_to")
     return sorted(rulesets, key=lambda r: (r.slug, version_key(r.version)), reverse=True)
 
 

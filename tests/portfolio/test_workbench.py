@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from scoring.models import Ruleset, RulesetTestCase
 from scoring.services import ruleset_test_case_save
+from tests.catalogues.conftest import upload
 from tests.personas import member_of
 
 from .conftest import V1, V2, expected, scored_with
@@ -208,3 +209,23 @@ def test_the_workbench_reads_in_traditional_chinese(client, personas, catalog):
     html = client.post(page(V1), {"source": "form", "PRF-07": "unknown"}).content.decode()
     assert "規則工作台" in html and "觸發" in html and "儲存為測試個案" in html
     assert "Rule workbench" not in html and "Run the rules" not in html
+
+
+def test_a_custom_ruleset_is_tried_by_its_organization_only(client, personas, catalog):
+    draft = upload(personas).ruleset  # Acme's draft: tried before it is published
+    url = reverse("portfolio:workbench", args=[draft.pk])
+    client.force_login(personas.alice)
+    response = client.post(url, {"source": "form", "GOV-01": "no", "GOV-02": "abroad"})
+    assert {"DD-NO-REGISTER", "DD-DATA-ABROAD"} <= response.context[
+        "explanation"
+    ].result.fired_rule_ids
+    client.post(
+        reverse("portfolio:workbench_case_save", args=[draft.pk]),
+        {"name": "Abroad", "answers_json": json.dumps({"GOV-02": "abroad"})},
+    )
+    assert RulesetTestCase.objects.get().organization == personas.acme
+    client.force_login(personas.oscar)  # another organization: its catalogue does not exist
+    assert client.get(url).status_code == 404
+    assert client.get(reverse("portfolio:workbench_impact", args=[draft.pk])).status_code == 404
+    save = reverse("portfolio:workbench_case_save", args=[draft.pk])
+    assert client.post(save, {"name": "x", "answers_json": "{}"}).status_code == 404

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -1075,22 +1075,18 @@ def _compile(
 def _compile_rules(
     problems: _Problems, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
 ) -> CompiledRuleset:
-    """Compile; on an error, compile each rule alone to name every failing rule."""
+    """Compile; on an error, name every failing rule (`CompiledRuleset.lint`, the checks
+    compiling makes, for each rule)."""
     try:
         return CompiledRuleset(ruleset, questionnaire)
     except CatalogError as exc:
         first = exc
-    try:
-        CompiledRuleset(replace(ruleset, rules=ruleset.rules[:1]), questionnaire)
-    except CatalogError as exc:
-        if " rule " not in str(exc):  # a show_if or a derived value: every rule would fail
-            _engine_problem(problems, exc, "ruleset")
-            raise CatalogueInvalid(problems.found) from exc
-    for rule in ruleset.rules:
-        try:
-            CompiledRuleset(replace(ruleset, rules=(rule,)), questionnaire)
-        except CatalogError as exc:
-            _engine_problem(problems, exc, "ruleset", rule_id=rule.id)
+    for problem in CompiledRuleset.lint(ruleset, questionnaire):
+        error = CatalogError(problem.message)
+        if not problem.rule_id:  # a show_if or a derived value: every rule would fail
+            _engine_problem(problems, error, "ruleset")
+            raise CatalogueInvalid(problems.found) from first
+        _engine_problem(problems, error, "ruleset", rule_id=problem.rule_id)
     if not problems.found:
         _engine_problem(problems, first, "ruleset")
     raise CatalogueInvalid(problems.found) from first

@@ -45,7 +45,11 @@ def integer_maximum(code: str) -> int:
 # anything is parsed further). Each is far above a real questionnaire (the shipped one: 40
 # questions, 54 rules, conditions under 200 characters) and low enough that checking an upload
 # and scoring with it stay fast (docs/catalogue-format.md, "Limits").
-CATALOGUE_FILE_BYTES_MAX = 2 * 1024 * 1024
+CATALOGUE_FILE_BYTES_MAX = 1024 * 1024
+# Entries of a YAML file (every key, value and list item is one): counted before the file is
+# read into objects, so that a file of tiny entries (10,000 rules) is refused in a fraction of a
+# second instead of being built first. A 500-question bilingual questionnaire has about 25,000.
+CATALOGUE_YAML_EVENTS_MAX = 100_000
 CATALOGUE_SECTIONS_MAX = 50
 CATALOGUE_QUESTIONS_MAX = 1000
 CATALOGUE_OPTIONS_MAX = 100  # options of one question

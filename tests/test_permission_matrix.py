@@ -23,7 +23,12 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
 from accounts.models import ApiToken, Membership
-from accounts.services import api_token_create, membership_add, organization_update_branding
+from accounts.services import (
+    api_token_create,
+    membership_add,
+    organization_create,
+    organization_update_branding,
+)
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
@@ -38,8 +43,14 @@ from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
-from scoring.models import Ruleset, RulesetTestCase
-from scoring.services import ruleset_test_case_save
+from scoring.models import RulesetTestCase
+from scoring.services import (
+    catalogue_publish,
+    catalogue_share,
+    catalogue_upload,
+    ruleset_test_case_save,
+)
+from tests.catalogues.conftest import EXAMPLE as CATALOGUE_EXAMPLE
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
@@ -170,13 +181,20 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
-    # the rule workbench, on a shipped ruleset (every organization's); a test case is Acme's
-    "portfolio:workbench": R(acme_object=False),
-    "portfolio:workbench_impact": R(acme_object=False),
-    "portfolio:workbench_case_save": R("POST", roles=("owner", "assessor"), acme_object=False),
+    # the rule workbench of Acme's own ruleset, and Acme's test case on it
+    "portfolio:workbench": R(),
+    "portfolio:workbench_impact": R(),
+    "portfolio:workbench_case_save": R("POST", roles=("owner", "assessor")),
     "portfolio:workbench_case_delete": R(
         "POST", roles=("owner", "assessor"), data=lambda world: acme_test_case(world)
     ),
+    # the organization's own questionnaires (catalogues): the owner's
+    "portfolio:catalogues": R(roles=("owner",), acme_object=False),
+    "portfolio:catalogue": R(roles=("owner",)),
+    "portfolio:catalogue_publish": R("POST", roles=("owner",)),
+    "portfolio:catalogue_delete": R("POST", roles=("owner",)),
+    "portfolio:catalogue_share": R("POST", roles=("owner",)),
+    "portfolio:catalogue_share_revoke": R("POST", roles=("owner",)),
     # notifications: every member's own
     "notifications:list": R(acme_object=False),
     "notifications:read_all": R("POST", acme_object=False),
@@ -424,25 +442,34 @@ def world(django_db_setup, django_db_blocker, world_media):
             words={"vendor": "Inferno AI"},
             path=f"/assessments/{acme_assessment.pk}/",
         )
+        # Acme's own questionnaire, published and shared with a client workspace of Alice's.
+        alice = member_of(personas.alice, acme)
+        catalogue = catalogue_upload(
+            context=alice, data=CATALOGUE_EXAMPLE.read_bytes(), source_name="dd.yaml"
+        )
+        catalogue_publish(context=alice, ruleset=catalogue.ruleset)
+        client_workspace = organization_create(name="Client Co", owner_email=personas.alice.email)
+        share = catalogue_share(context=alice, slug="vendor-dd", organization=client_workspace)
         invitation = membership_add(
             organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
         )
-        # A test case of Acme's on the shipped ruleset v1, in the rule workbench.
+        # A test case of Acme's on its own ruleset, in the rule workbench.
         test_case = ruleset_test_case_save(
             member=member_of(personas.ava),
-            ruleset=Ruleset.objects.get(slug="incident-2026-kv", version="1"),
-            name="Launch day",
-            answers=answers,
+            ruleset=catalogue.ruleset,
+            name="Abroad",
+            answers={"GOV-02": "abroad"},
             as_of=acme.local_date(),
         )
         kwargs = {
-            "ruleset_id": test_case.ruleset_id,
             "case_id": test_case.pk,
             "invitation_id": invitation.pk,
             "answer": "accept",
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,
             "endpoint_id": webhook.pk,
             "batch_id": batch.pk,
+            "ruleset_id": catalogue.ruleset.pk,
+            "share_id": share.pk,
             "assessment_id": acme_assessment.pk,
             "probe_run_id": probe_run.pk,
             "evidence_id": evidence.pk,
@@ -566,6 +593,18 @@ def test_api_tokens_act_only_within_their_organization(world):
         client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_another_organizations_questionnaire_is_not_found(world):
+    """Acme's own questionnaire: 200 to Acme's members, 404 to the outsider, through the API
+    (the new assessment form and the services ask the same selector:
+    tests/catalogues/test_scoping.py)."""
+    url = reverse("api:questionnaire-detail", kwargs={"slug": "vendor-dd"})
+    for persona, status in (("viewer", 200), ("outsider", 404)):
+        client = Client()
+        client.force_login(world.users[persona])
+        assert client.get(url).status_code == status, persona
 
 
 PORTAL = [name for name, rule in MATRIX.items() if rule.kind == "portal"]

@@ -138,7 +138,7 @@ def workbench(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpRes
         request.POST if source == "assessment" else None, assessments=assessments
     )
     answer_set: selectors.AnswerSet | None = None
-    tried = ""
+    tried = case_name = ""
     if source == "form" and answers_form.is_valid():
         answer_set = selectors.AnswerSet(values=answers_form.answers(), evidence={})
         tried = _("the answers entered")
@@ -164,6 +164,7 @@ def workbench(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpRes
         )
         answer_set = selectors.AnswerSet(values=selectors.test_case_values(case), evidence={})
         tried = _("the test case “%(name)s”") % {"name": case.name}
+        case_name = case.name  # saving again under its name accepts the result now
     as_of = org.organization.local_date()
     explanation = None
     if answer_set is not None and not problems:
@@ -184,7 +185,10 @@ def workbench(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpRes
         "explanation": explanation,
         "tried": tried,
         "save_form": TestCaseForm(
-            initial={"answers_json": json.dumps(answers_as_stored(answer_set.values))}
+            initial={
+                "answers_json": json.dumps(answers_as_stored(answer_set.values)),
+                "name": case_name,
+            }
         )
         if explanation is not None and answer_set is not None
         else None,

@@ -117,6 +117,7 @@ def test_a_saved_test_case_keeps_its_accepted_result_and_belongs_to_one_organiza
     assert "ARCHITECTURE-UNKNOWN" in case.findings and case.findings == sorted(case.findings)
     shown = client.get(page(V1), {"case": case.pk})
     assert shown.context["explanation"].result.risk_tier == case.risk_tier
+    assert shown.context["save_form"].initial["name"] == case.name  # to accept it again
     (row,) = shown.context["case_changes"]
     assert (row.test_case_id, row.added, row.removed) == (case.pk, [], [])
 

@@ -6,18 +6,26 @@ each rule's static problem; and tenancy (another organization's assessment or ca
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 
 import pytest
+import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from assessments.models import Channel
+from assessments.services.answers import answers_save
+from assessments.services.submission import assessment_submit
 from scoring.models import Ruleset, RulesetTestCase
-from scoring.services import ruleset_test_case_save
-from tests.catalogues.conftest import upload
+from scoring.services import catalogue_publish, catalogue_upload, ruleset_test_case_save
+from tests.catalogues.conftest import EXAMPLE, upload
+from tests.catalogues.test_scoping import new_assessment
 from tests.personas import member_of
 
 from .conftest import V1, V2, expected, scored_with
+
+ABROAD = {"GOV-01": "unknown", "GOV-02": "abroad"}
 
 
 def ruleset(key: str) -> Ruleset:
@@ -230,3 +238,41 @@ def test_a_custom_ruleset_is_tried_by_its_organization_only(client, personas, ca
     assert client.get(reverse("portfolio:workbench_impact", args=[draft.pk])).status_code == 404
     save = reverse("portfolio:workbench_case_save", args=[draft.pk])
     assert client.post(save, {"name": "x", "answers_json": "{}"}).status_code == 404
+
+
+def test_a_draft_version_2_shows_what_publishing_it_would_change(
+    client, personas, catalog, inline_scoring
+):
+    owner = member_of(personas.alice, personas.acme)
+    v1 = upload(personas)
+    catalogue_publish(context=owner, ruleset=v1.ruleset)
+    assessment = new_assessment(personas.acme, personas.alice)
+    answers_save(assessment=assessment, answers=ABROAD, actor=personas.alice, channel="web")
+    with inline_scoring():
+        assessment_submit(assessment=assessment, actor=personas.alice, channel=Channel.WEB)
+    ruleset_test_case_save(
+        member=owner, ruleset=v1.ruleset, name="Abroad", answers=ABROAD, as_of=dt.date(2026, 12, 1)
+    )
+    # Version 2 of the rules, a draft: data processed abroad is now a high finding, and only a
+    # plain "no" counts as having no register.
+    document = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    del document["questionnaire"]
+    document["ruleset"]["version"] = "2"
+    rules = {rule["id"]: rule for rule in document["ruleset"]["rules"]}
+    rules["DD-DATA-ABROAD"]["severity"] = "high"
+    rules["DD-NO-REGISTER"]["when"] = 'GOV_01 == "no"'
+    v2 = catalogue_upload(
+        context=owner,
+        data=yaml.safe_dump(document, allow_unicode=True).encode(),
+        source_name="v2.yaml",
+    ).ruleset
+    client.force_login(personas.alice)
+    response = client.get(reverse("portfolio:workbench_impact", args=[v2.pk]))
+    assert response.context["against"] == v1.ruleset
+    (case_row,) = response.context["case_changes"]
+    (row,) = response.context["assessment_changes"]
+    for change in (case_row, row):
+        assert (change.before.risk_score, change.after.risk_score) == (20, 15)
+        assert (change.before.risk_tier, change.after.risk_tier) == ("high", "high")
+        assert (change.added, change.removed) == ([], ["DD-NO-REGISTER"])
+    assert row.assessment_id == assessment.pk

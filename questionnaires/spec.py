@@ -336,7 +336,8 @@ def _parse_question(
         type=answer_type,
         required=bool(raw.get("required", False)),
         text=_require_text(raw.get("text"), f"{where} text"),
-        help=_require_text(raw.get("help"), f"{where} help"),
+        # Optional: an uploaded questionnaire (e.g. from a spreadsheet) may have no help text.
+        help=parse_text(raw.get("help"), f"{where} help", optional=True) or Text("", ""),
         options=tuple(options),
         unit=unit,
         unit_label=unit_label,

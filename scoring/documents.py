@@ -47,7 +47,14 @@ from questionnaires.spec import (
 
 from .engine import CompiledRuleset
 from .registry import check_answers_fit
-from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_frameworks, parse_ruleset
+from .spec import (
+    SEVERITIES,
+    FrameworkRef,
+    RulesetSpec,
+    RuleSpec,
+    parse_frameworks,
+    parse_ruleset,
+)
 
 # What the content of an English-only catalogue says about itself (`languages`), so pages and
 # reports mark it instead of showing a half translation.
@@ -831,9 +838,6 @@ def _check_question(
                               limit=limit, required=required)  # fmt: skip
         if checked is not None:
             content[name] = checked
-    if "help" not in content:
-        # The engine and every page show a question's help: an upload may leave it out.
-        content["help"] = {"en": "", "zh-hant": ""}
     if raw.get("unit") is not None and raw.get("unit") not in units:
         problems.add(
             N_("Unit “%(unit)s” is not defined under 'units'."),
@@ -1115,20 +1119,28 @@ def _compile(
 def _compile_rules(
     problems: _Problems, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
 ) -> CompiledRuleset:
-    """Compile; on an error, compile each rule alone to name every failing rule."""
+    """Compile; on an error, compile each rule alone to name every failing rule. The type checks
+    share `CATALOGUE_CONDITION_CHECKS` tries among the conditions."""
+    conditions = len(ruleset.rules) + len(ruleset.derived)
+    conditions += sum(1 for q in questionnaire.iter_questions() if q.show_if)
+    limit = max(bounds.CONDITION_CHECKS_MIN, bounds.CATALOGUE_CONDITION_CHECKS // conditions)
+
+    def compiled(rules: tuple[RuleSpec, ...]) -> CompiledRuleset:
+        return CompiledRuleset(replace(ruleset, rules=rules), questionnaire, check_limit=limit)
+
     try:
-        return CompiledRuleset(ruleset, questionnaire)
+        return compiled(ruleset.rules)
     except CatalogError as exc:
         first = exc
     try:
-        CompiledRuleset(replace(ruleset, rules=ruleset.rules[:1]), questionnaire)
+        compiled(ruleset.rules[:1])
     except CatalogError as exc:
         if " rule " not in str(exc):  # a show_if or a derived value: every rule would fail
             _engine_problem(problems, exc, "ruleset")
             raise CatalogueInvalid(problems.found) from exc
     for rule in ruleset.rules:
         try:
-            CompiledRuleset(replace(ruleset, rules=(rule,)), questionnaire)
+            compiled((rule,))
         except CatalogError as exc:
             _engine_problem(problems, exc, "ruleset", rule_id=rule.id)
     if not problems.found:

@@ -1180,13 +1180,6 @@ def _engine_problem(
     problems.add(message, {"detail": detail}, path=(part,), code=code, kind=kind, field=field)
 
 
-def text_languages(content: Mapping[str, Any]) -> list[str]:
-    """The languages a stored catalogue version is written in: ["en"] for an English-only
-    upload, else English and Traditional Chinese."""
-    languages = content.get("languages")
-    return list(languages) if isinstance(languages, list) else ["en", "zh-hant"]
-
-
 def iter_problems(error: CatalogueInvalid) -> Iterator[dict[str, Any]]:
     for problem in error.problems:
         yield problem.as_dict()

@@ -72,3 +72,8 @@ CATALOGUE_VERSION_CHARS_MAX = 20
 CONDITION_CHARS_MAX = 1000
 CONDITION_NESTING_MAX = 12
 CONDITION_COMPREHENSIONS_MAX = 4
+# Conditions are type-checked when compiled by trying them with sample answers; an upload shares
+# this many tries among all its conditions (each at least CONDITION_CHECKS_MIN: every value of
+# each question it reads comes first), so that checking 500 rules takes about a second.
+CATALOGUE_CONDITION_CHECKS = 60_000
+CONDITION_CHECKS_MIN = 40

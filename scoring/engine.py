@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import cel
 
 from questionnaires.conditions import (
+    CHECK_COMBINATIONS,
     FUNCTIONS,
     Variable,
     compile_expression,
@@ -130,8 +131,14 @@ class _Evaluation:
 class CompiledRuleset:
     """A ruleset checked against its questionnaire and compiled into CEL programs."""
 
-    def __init__(self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec) -> None:
-        variables = self._prepare(ruleset, questionnaire)
+    def __init__(
+        self,
+        ruleset: RulesetSpec,
+        questionnaire: QuestionnaireSpec,
+        *,
+        check_limit: int = CHECK_COMBINATIONS,
+    ) -> None:
+        variables = self._prepare(ruleset, questionnaire, check_limit)
         self.rules = tuple(self._compile_rule(rule, variables) for rule in ruleset.rules)
         guarded = [self._guarded_source(rule) for rule in self.rules]
         self._rules_program = compile_expression(
@@ -142,7 +149,7 @@ class CompiledRuleset:
             self._section_totals[rule.section] = self._section_totals.get(rule.section, 0) + 1
 
     def _prepare(
-        self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
+        self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec, check_limit: int
     ) -> dict[str, Variable]:
         """Check what the rules share (the questionnaire, the derived values); the names a
         rule may read."""
@@ -152,7 +159,8 @@ class CompiledRuleset:
             )
         self.ruleset = ruleset
         self.questionnaire = questionnaire
-        self.visibility = visibility_for(questionnaire)
+        self._check_limit = check_limit  # sample combinations each condition is checked with
+        self.visibility = visibility_for(questionnaire, check_limit=check_limit)
         variables = questionnaire_variables(questionnaire)
         self._question_by_identifier = {
             q.identifier: q for q in questionnaire.iter_questions() if q.type != "file"
@@ -175,14 +183,20 @@ class CompiledRuleset:
         return variables
 
     @classmethod
-    def lint(cls, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec) -> list[RuleProblem]:
+    def lint(
+        cls,
+        ruleset: RulesetSpec,
+        questionnaire: QuestionnaireSpec,
+        *,
+        check_limit: int = CHECK_COMBINATIONS,
+    ) -> list[RuleProblem]:
         """Every rule's problem, each with the rule's id (a syntax or type error, an unknown
         question code, a string that is no option of the questions read), found by the very
         checks that compiling makes, before any answer is scored. A problem of the ruleset as
         a whole has no rule id. Empty: the ruleset compiles."""
         checker = cls.__new__(cls)
         try:
-            variables = checker._prepare(ruleset, questionnaire)
+            variables = checker._prepare(ruleset, questionnaire, check_limit)
         except CatalogError as exc:
             return [RuleProblem("", ProblemKind.RULESET, str(exc))]
         problems = []
@@ -193,7 +207,7 @@ class CompiledRuleset:
                 problems.append(exc.problem)
         if not problems:
             try:
-                cls(ruleset, questionnaire)
+                cls(ruleset, questionnaire, check_limit=check_limit)
             except CatalogError as exc:
                 problems.append(RuleProblem("", ProblemKind.RULESET, str(exc)))
         return problems
@@ -222,6 +236,7 @@ class CompiledRuleset:
                 nullable=variables,
                 gives=_int_or_null,
                 gives_what="an integer or null",
+                limit=self._check_limit,
             )
             reads[name] = identifiers_in_order(expression, names)
         if not derived:
@@ -250,7 +265,9 @@ class CompiledRuleset:
             raise problem(ProblemKind.UNKNOWN_CODE, message, unknown)
         blank_ok = self._blank_ok(rule)
         try:
-            names = type_check(program, rule.when, variables, where, nullable=blank_ok)
+            names = type_check(
+                program, rule.when, variables, where, nullable=blank_ok, limit=self._check_limit
+            )
         except CatalogError as exc:
             raise problem(ProblemKind.TYPE, str(exc)) from exc
         ordered = identifiers_in_order(rule.when, names)

@@ -135,3 +135,49 @@ def test_the_shipped_catalogue_is_within_the_bounds_of_an_upload():
         assert cost.nesting <= bounds.CONDITION_NESTING_MAX
         assert cost.comprehensions <= bounds.CONDITION_COMPREHENSIONS_MAX
         assert not cost.nested_comprehension
+
+
+def test_a_catalogue_at_the_limits_is_checked_in_seconds():
+    """500 rules, each reading three questions of twelve options (1,728 combinations each):
+    the type checks share one budget, so checking takes seconds, not minutes."""
+    import yaml
+
+    from scoring.documents import check_catalogue_document, read_catalogue_file
+    from scoring.spec import load_frameworks_file
+
+    def options():
+        return [{"code": f"o{i}", "label": f"O{i}"} for i in range(12)]
+
+    questions = [
+        {"code": f"Q-{n}", "type": "choice", "text": "T", "options": options()} for n in range(3)
+    ]
+    rules = [
+        {
+            "id": f"R-{n}",
+            "severity": "low",
+            "when": 'Q_0 == "o1" && Q_1 == "o2" && Q_2 == "o3"',
+            "title": "t",
+            "rationale": "r",
+            "remediation": "f",
+        }
+        for n in range(bounds.CATALOGUE_RULES_MAX)
+    ]
+    section = {"code": "S", "answered_by": "vendor", "title": "S", "questions": questions}
+    document = {
+        "questionnaire": {"slug": "big", "version": "1", "title": "B", "sections": [section]},
+        "ruleset": {
+            "slug": "big-rules",
+            "version": "1",
+            "title": "R",
+            "points": {"critical": 40, "high": 15, "medium": 5, "low": 1},
+            "rules": rules,
+        },
+    }
+    started = time.monotonic()
+    checked = check_catalogue_document(
+        read_catalogue_file(yaml.safe_dump(document).encode(), source_name="big.yaml"),
+        shipped_frameworks=load_frameworks_file(),
+        owned_questionnaires={},
+    )
+    assert len(checked.compiled.rules) == 500 and checked.english_only
+    assert time.monotonic() - started < 10

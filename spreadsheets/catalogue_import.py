@@ -576,7 +576,7 @@ def catalogue_document(
             {
                 "code": section.code,
                 "answered_by": "vendor",
-                "title": _texts(section.title, section.title, bilingual),
+                "title": _texts(*_title_languages(section.title), bilingual),
                 "questions": section.questions,
             }
             for section in sections.values()
@@ -658,6 +658,13 @@ def _question(row: _Row, bilingual: bool) -> dict[str, Any] | None:
     return question
 
 
+def _title_languages(title: str) -> tuple[str, str]:
+    """A section's title in each language: "Hosting | 託管" gives both; a title without "|"
+    (a code such as "A&A", a sheet's name) is the same in both."""
+    english, _bar, chinese = title.partition("|")
+    return english.strip() or title, chinese.strip() or english.strip() or title
+
+
 def _section_of(row: _Row, sheet: SheetTable) -> tuple[str | None, str]:
     """The section's code (None: one is given) and title: from its column, else the sheet
     (AVIA's workbook: the sheet is the section's code, its first row "PRF — Profile"), else
@@ -665,7 +672,8 @@ def _section_of(row: _Row, sheet: SheetTable) -> tuple[str | None, str]:
     if "section" in row.mapping.columns:
         value = row.text("section", TITLE_MAX_LENGTH)
         if value:
-            code = question_code(value) if len(value) <= 16 else None
+            english = _title_languages(value)[0]
+            code = question_code(english) if len(english) <= 16 else None
             return (code.upper() if code else None), value
         return "GEN", _("General")
     if row.mapping.section_from == SECTION_FROM_SHEET:

@@ -327,7 +327,7 @@ def catalogue_upload_get(*, organization_id: int, user_id: int, token: str) -> P
     )
 
 
-def catalogue_import(
+def catalogue_draft_from_upload(
     *,
     organization: Organization,
     user: User,

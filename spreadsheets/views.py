@@ -146,7 +146,7 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
         if form.is_valid():
             mapping = form.mapping()
             try:
-                draft = services.catalogue_import(
+                draft = services.catalogue_draft_from_upload(
                     organization=org.organization,
                     user=org.user,
                     pending=pending,

@@ -236,7 +236,7 @@ def test_a_mapping_of_ones_own_makes_a_bilingual_questionnaire_avia_accepts():
                 ["1.2", "Hosting", "Nodes?", "節點數目？", "Nodes.", "節點。", "integer", "", "no"],
                 [
                     "2.1",
-                    "People",
+                    "People | 人員",
                     "Is staff vetted?",
                     "員工有否審查？",
                     "Checks.",
@@ -267,6 +267,7 @@ def test_a_mapping_of_ones_own_makes_a_bilingual_questionnaire_avia_accepts():
     doc = catalogue_document(tables, mapping, slug="own", title_en="Own", title_zh="自訂")
     spec = parse_questionnaire(doc)  # what the catalogue accepts from a YAML file
     assert [s.code for s in spec.sections] == ["HOSTING", "PEOPLE"]
+    assert spec.sections[1].title.as_dict() == {"en": "People", "zh-hant": "人員"}
     where = spec.questions["Q1-1"]
     assert where.type == "choice" and where.required
     assert [(o.code, o.label.en, o.label.zh_hant) for o in where.options] == [

@@ -33,7 +33,9 @@ from openpyxl.utils import get_column_letter
 
 from assessments.presenters.answers import yes_no_labels
 from core.text import text_errors
-from questionnaires.spec import ANSWER_TYPES, LANGUAGES
+from questionnaires import bounds
+from questionnaires.spec import ANSWER_TYPES, LANGUAGES, YES_NO_CODES, code_to_identifier
+from scoring.documents import CatalogueDocument, LineMap
 
 from . import layout
 from .reading import (
@@ -48,20 +50,20 @@ from .reading import (
 )
 from .workbook import HOW_TO_ANSWER, OPTIONAL_LINE, REQUIRED_LINE, column_headers
 
-# Bounds of an import (issue 24, "Safety"): far above any real questionnaire (CAIQ v4 has 261
-# questions, AI-CAIQ about 320), low enough that a hostile file costs little to refuse.
-MAX_QUESTIONS = 1000
+# Bounds of an import (issue 24, "Safety"): those of every uploaded catalogue
+# (questionnaires.bounds: questions, options, codes, texts), and the spreadsheet's own, far
+# above any real questionnaire (CAIQ v4 has 261 questions, AI-CAIQ about 320) and low enough
+# that a hostile file costs little to refuse.
+MAX_QUESTIONS = bounds.CATALOGUE_QUESTIONS_MAX
+MAX_OPTIONS = bounds.CATALOGUE_OPTIONS_MAX
+MAX_SHEETS = bounds.CATALOGUE_SECTIONS_MAX
 MAX_SHEET_ROWS = 5000  # rows read per sheet, blank ones included
-MAX_SHEETS = 50
 MAX_COLUMNS = 40
-MAX_OPTIONS = 50
 HEADER_SEARCH_ROWS = 10  # the header row is one of the first rows
 SAMPLE_ROWS = 3
-CODE_MAX_LENGTH = 40
-QUESTION_MAX_LENGTH = 2000
-HELP_MAX_LENGTH = 4000
-LABEL_MAX_LENGTH = 200
-TITLE_MAX_LENGTH = 200
+CODE_MAX_LENGTH = bounds.CATALOGUE_CODE_CHARS_MAX
+TEXT_MAX_LENGTH = bounds.CATALOGUE_TEXT_CHARS_MAX
+LABEL_MAX_LENGTH = bounds.CATALOGUE_LABEL_CHARS_MAX
 
 FIELDS = (
     "code",
@@ -477,6 +479,27 @@ class _Row:
             )
         )
 
+    def ref(self, field_name: str = "code") -> str:
+        """Where a field of this row is, as Excel names a cell: "PRF!B7" (else its row)."""
+        column = self.mapping.columns.get(field_name) or self.mapping.columns.get("code")
+        letter = get_column_letter(column) if column else ""
+        return f"{self.sheet}!{letter}{self.number}"
+
+    def record_cells(self, cells: LineMap, code: str) -> None:
+        """Where the question and each of its fields are, for the catalogue's checks to name."""
+        cells.by_code.setdefault(("question", code), []).append(self.ref("code"))
+        for key, field_name in (
+            ("text", "text_en"),
+            ("help", "help_en"),
+            ("type", "type"),
+            ("options", "options"),
+            ("required", "required"),
+        ):
+            if field_name in self.mapping.columns:
+                cells.by_code.setdefault(("question", f"{code}.{key}"), []).append(
+                    self.ref(field_name)
+                )
+
     def text(self, field_name: str, max_length: int) -> str:
         """The cell's text ("" when blank or not mapped); a formula or an error value is a
         problem of the row, never calculated."""
@@ -520,25 +543,30 @@ def catalogue_document(
     slug: str,
     title_en: str,
     title_zh: str = "",
-) -> dict[str, Any]:
-    """The questionnaire in the shape of docs/catalogue-format.md (version "1", every section
-    answered by the vendor), or `WorkbookInvalid` naming every bad row.
+    source_name: str = "questionnaire.xlsx",
+) -> CatalogueDocument:
+    """The spreadsheet as an uploaded catalogue (docs/catalogue-format.md, "Uploading a
+    catalogue"): its questionnaire — version "1", every section answered by the vendor — with
+    a starter ruleset (`starter_ruleset`), and the cell of each question ("PRF!A7") for the
+    catalogue's checks to name. Raises `WorkbookInvalid` naming every bad row, or
+    `WorkbookRefused`.
 
     A questionnaire is bilingual when a Chinese question column is mapped: then every question
     needs both texts. Without one it is English-only: its texts carry `en` alone, never a copy
-    of the English as its Chinese, and the document says `languages: [en]`."""
+    of the English as its Chinese (the catalogue marks such a version English-only)."""
     bilingual = "text_zh" in mapping.columns
     errors: list[CellError] = []
+    cells = LineMap()
     sections: dict[str, _Section] = {}  # by title
     seen: dict[str, tuple[str, int]] = {}
     count = 0
     for sheet_name in mapping.sheets:
         sheet = tables.sheet(sheet_name)
-        for number, cells in sheet.data_rows(mapping.header_row):
+        for number, row_cells in sheet.data_rows(mapping.header_row):
             count += 1
             if count > MAX_QUESTIONS:
                 raise WorkbookRefused(too_many_questions(count))
-            row = _Row(sheet_name, number, cells, mapping, errors, tables.option_lists)
+            row = _Row(sheet_name, number, row_cells, mapping, errors, tables.option_lists)
             question = _question(row, bilingual)
             if question is None:
                 continue
@@ -554,12 +582,14 @@ def catalogue_document(
                 )
                 continue
             seen[question["code"]] = (sheet_name, number)
+            row.record_cells(cells, question["code"])
             code, title = _section_of(row, sheet)
             if title not in sections:
                 taken = {section.code for section in sections.values()}
                 if not code or code in taken:
                     code = f"S{len(sections) + 1}"
                 sections[title] = _Section(code=code, title=title)
+                cells.by_code.setdefault(("section", code), []).append(row.ref("section"))
             sections[title].questions.append(question)
     if errors:
         raise WorkbookInvalid(errors)
@@ -568,7 +598,7 @@ def catalogue_document(
             _("No question rows were found under row %(row)s of the sheets chosen.")
             % {"row": mapping.header_row}
         )
-    document: dict[str, Any] = {
+    questionnaire: dict[str, Any] = {
         "slug": slug,
         "version": "1",
         "title": _texts(title_en, title_zh, bilingual),
@@ -582,9 +612,107 @@ def catalogue_document(
             for section in sections.values()
         ],
     }
-    if not bilingual:
-        document["languages"] = ["en"]
-    return document
+    return CatalogueDocument(
+        data={
+            "questionnaire": questionnaire,
+            "ruleset": starter_ruleset(questionnaire, bilingual=bilingual),
+        },
+        source_name=source_name,
+        lines=cells,
+    )
+
+
+# Points per severity of a starter ruleset: those of the shipped rulesets.
+STARTER_POINTS = {"critical": 40, "high": 15, "medium": 5, "low": 1}
+
+
+def starter_ruleset(questionnaire: Mapping[str, Any], *, bilingual: bool) -> dict[str, Any]:
+    """A first ruleset for an imported questionnaire, for its author to change in the rule
+    workbench before publishing (a catalogue needs one): each question that can be answered
+    "no" (yes/no, and CSA's Yes / No / NA) is a medium finding when it is — a control the vendor
+    says it lacks. Without any such question, the first required question left blank is a low
+    one. At most `bounds.CATALOGUE_RULES_MAX` rules."""
+    questions = [q for section in questionnaire["sections"] for q in section["questions"]]
+    rules: list[dict[str, Any]] = []
+    for question in questions:
+        codes = (
+            YES_NO_CODES
+            if question["type"] == "yes_no"
+            else [o["code"] for o in question.get("options", ())]
+            if question["type"] == "choice"
+            else ()
+        )
+        if "no" not in codes or len(rules) >= bounds.CATALOGUE_RULES_MAX:
+            continue
+        code = question["code"]
+        rules.append(
+            {
+                "id": f"{code}-NO",
+                "severity": "medium",
+                "when": f'{code_to_identifier(code)} == "no"',
+                **_rule_texts(
+                    bilingual,
+                    code=code,
+                    title=gettext_lazy("%(code)s answered “No”"),
+                    rationale=gettext_lazy(
+                        "The vendor says it does not meet %(code)s. (A starter rule made on "
+                        "import: check its severity and wording before publishing.)"
+                    ),
+                    remediation=gettext_lazy(
+                        "Ask the vendor how and when it will meet %(code)s, or accept the risk."
+                    ),
+                ),
+            }
+        )
+    if not rules:
+        readable = [q for q in questions if q["type"] != "file"] or questions
+        first = next((q for q in readable if q["required"]), readable[0])
+        code = first["code"]
+        rules.append(
+            {
+                "id": f"{code}-BLANK",
+                "severity": "low",
+                "when": f"{code_to_identifier(code)} == null",
+                "fires_when_blank": [code],
+                **_rule_texts(
+                    bilingual,
+                    code=code,
+                    title=gettext_lazy("%(code)s left blank"),
+                    rationale=gettext_lazy(
+                        "The vendor did not answer %(code)s. (A starter rule made on import: "
+                        "write the questionnaire's own rules before publishing.)"
+                    ),
+                    remediation=gettext_lazy("Ask the vendor to answer %(code)s."),
+                ),
+            }
+        )
+    title = questionnaire["title"]
+    return {
+        "slug": f"{questionnaire['slug']}-rules"[: bounds.CATALOGUE_SLUG_CHARS_MAX],
+        "version": "1",
+        "questionnaire": f"{questionnaire['slug']}@{questionnaire['version']}",
+        "title": {
+            language: f"{text} ({_in(language, STARTER_LABEL)})" for language, text in title.items()
+        },
+        "points": dict(STARTER_POINTS),
+        "rules": rules,
+    }
+
+
+STARTER_LABEL = gettext_lazy("starter rules")
+
+
+def _in(language: str, text: Any, **params: Any) -> str:
+    with translation.override(language):
+        return str(text) % params if params else str(text)
+
+
+def _rule_texts(bilingual: bool, *, code: str, **texts: Any) -> dict[str, dict[str, str]]:
+    languages = LANGUAGES if bilingual else ("en",)
+    return {
+        name: {language: _in(language, text, code=code) for language in languages}
+        for name, text in texts.items()
+    }
 
 
 def _texts(english: str, chinese: str, bilingual: bool) -> dict[str, str]:
@@ -621,10 +749,10 @@ def _question(row: _Row, bilingual: bool) -> dict[str, Any] | None:
             % {"code": raw_code},
             "code",
         )
-    text_en = row.text("text_en", QUESTION_MAX_LENGTH)
+    text_en = row.text("text_en", TEXT_MAX_LENGTH)
     if (row.cell("text_en") or Cell(None)).blank:
         row.error(_("The English question text is empty."), "text_en")
-    text_zh = row.text("text_zh", QUESTION_MAX_LENGTH) if bilingual else ""
+    text_zh = row.text("text_zh", TEXT_MAX_LENGTH) if bilingual else ""
     if bilingual and (row.cell("text_zh") or Cell(None)).blank:
         row.error(
             _(
@@ -633,8 +761,8 @@ def _question(row: _Row, bilingual: bool) -> dict[str, Any] | None:
             ),
             "text_zh",
         )
-    help_en = row.text("help_en", HELP_MAX_LENGTH)
-    help_zh = row.text("help_zh", HELP_MAX_LENGTH) if bilingual else ""
+    help_en = row.text("help_en", TEXT_MAX_LENGTH)
+    help_zh = row.text("help_zh", TEXT_MAX_LENGTH) if bilingual else ""
     if bilingual and bool(help_en) != bool(help_zh) and "help_zh" in row.mapping.columns:
         row.error(
             _("The help is given in one language only: give both, or neither."),
@@ -670,7 +798,7 @@ def _section_of(row: _Row, sheet: SheetTable) -> tuple[str | None, str]:
     (AVIA's workbook: the sheet is the section's code, its first row "PRF — Profile"), else
     the question code's prefix (CSA's "A&A-01.1" is in domain "A&A", code AA)."""
     if "section" in row.mapping.columns:
-        value = row.text("section", TITLE_MAX_LENGTH)
+        value = row.text("section", LABEL_MAX_LENGTH)
         if value:
             english = _title_languages(value)[0]
             code = question_code(english) if len(english) <= 16 else None
@@ -866,7 +994,7 @@ def _typed_options(row: _Row) -> list[tuple[str | None, str, str]]:
 
 
 def _option_code(label: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")[:40]
+    return re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")[: bounds.CATALOGUE_ID_CHARS_MAX]
 
 
 def _required(row: _Row) -> bool:

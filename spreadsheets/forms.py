@@ -15,8 +15,8 @@ from .catalogue_import import (
     FIELD_LABELS,
     FIELDS,
     HEADER_SEARCH_ROWS,
+    LABEL_MAX_LENGTH,
     REQUIRED_FIELDS,
-    TITLE_MAX_LENGTH,
     ColumnMapping,
     WorkbookTables,
     column_choices,
@@ -38,7 +38,7 @@ class WorkbookUploadForm(forms.Form):
     )
 
 
-class CatalogueUploadForm(forms.Form):
+class QuestionnaireSpreadsheetForm(forms.Form):
     """Step one of a questionnaire import: the spreadsheet, and the layout it has."""
 
     workbook = forms.FileField(
@@ -75,11 +75,11 @@ class ColumnMappingForm(forms.Form):
     """Step two: which column holds which field, pre-filled from the preset or the headers."""
 
     title_en = forms.CharField(
-        label=_("Questionnaire title (English)"), max_length=TITLE_MAX_LENGTH
+        label=_("Questionnaire title (English)"), max_length=LABEL_MAX_LENGTH
     )
     title_zh = forms.CharField(
         label=_("Questionnaire title (Traditional Chinese)"),
-        max_length=TITLE_MAX_LENGTH,
+        max_length=LABEL_MAX_LENGTH,
         required=False,
         help_text=_("Needed when the questions have a Chinese column."),
     )

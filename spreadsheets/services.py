@@ -26,8 +26,8 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from accounts.models import Organization, User
 from accounts.roles import Capability
+from accounts.tenancy import OrgContext
 from assessments import lifecycle
 from assessments.answer_forms import CatalogueAnswersForm, comment_name
 from assessments.answering import Answerer, answer_form
@@ -42,6 +42,8 @@ from assessments.services.answers import (
 from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
+from scoring.documents import CatalogueDocument
+from scoring.services import CatalogueDraft, catalogue_draft_create
 
 from . import layout
 from .catalogue_import import ColumnMapping, WorkbookTables, catalogue_document, read_tables
@@ -329,30 +331,34 @@ def catalogue_upload_get(*, organization_id: int, user_id: int, token: str) -> P
 
 def catalogue_draft_from_upload(
     *,
-    organization: Organization,
-    user: User,
+    context: OrgContext,
     pending: PendingImport,
     mapping: ColumnMapping,
     slug: str,
     title_en: str,
     title_zh: str,
-) -> Any:
-    """The questionnaire document from the pending spreadsheet and its mapping, handed to the
-    catalogue's draft service: all or nothing (`WorkbookInvalid` lists every bad row). The
-    pending upload is forgotten once its draft exists."""
+) -> CatalogueDraft:
+    """The pending spreadsheet, read with its mapping, saved as a draft of the organization's
+    catalogue — all or nothing: `WorkbookInvalid` lists every bad row, `CatalogueInvalid` every
+    problem the catalogue's own checks find (by cell). The pending upload is forgotten once its
+    draft exists."""
+    context.require(Capability.MANAGE_CATALOGUES)
     document = catalogue_document(
-        pending.tables(), mapping, slug=slug, title_en=title_en, title_zh=title_zh
+        pending.tables(),
+        mapping,
+        slug=slug,
+        title_en=title_en,
+        title_zh=title_zh,
+        source_name=pending.file_name,
     )
-    draft = imported_catalogue_save(
-        organization=organization, user=user, document=document, file_name=pending.file_name
-    )
-    cache.delete(_pending_key(organization.pk, user.pk, pending.token))
+    draft = imported_catalogue_save(context=context, document=document)
+    cache.delete(_pending_key(context.organization.pk, context.user.pk, pending.token))
     return draft
 
 
-def imported_catalogue_save(
-    *, organization: Organization, user: User, document: dict[str, Any], file_name: str
-) -> Any:
-    """Where an imported questionnaire becomes the organization's draft: the catalogues' draft
-    service, which validates the document as it validates an uploaded YAML file."""
-    raise NotImplementedError("connect the catalogues' draft service here")
+def imported_catalogue_save(*, context: OrgContext, document: CatalogueDocument) -> CatalogueDraft:
+    """Where an imported questionnaire becomes the organization's draft: the catalogue's one
+    draft service, which checks it as it checks an uploaded YAML file."""
+    return catalogue_draft_create(
+        context=context, document=document, source_name=document.source_name
+    )

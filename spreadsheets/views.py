@@ -4,6 +4,8 @@ a spreadsheet (upload, then the column mapping)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,10 +19,11 @@ from assessments.answering import Answerer
 from assessments.views.common import assessment_for, assessment_tabs, page_language
 from core.errors import ServiceError
 from core.web import add_errors, add_messages, error_summary
+from scoring.documents import CatalogueInvalid
 
 from . import exports, services
 from .catalogue_import import column_choices, sample_rows, suggest_mapping
-from .forms import CatalogueUploadForm, ColumnMappingForm, preset_choices
+from .forms import ColumnMappingForm, QuestionnaireSpreadsheetForm, preset_choices
 from .reading import CellError, WorkbookInvalid
 from .web import (
     require_language,
@@ -84,18 +87,17 @@ def portfolio_export(request: HttpRequest, org: OrgContext, file_format: str) ->
 
 # -- a questionnaire from a spreadsheet (issue 24) -------------------------------------------
 
-# Who may import a questionnaire: whoever may write the organization's catalogues (the owner,
-# who holds every capability, until the catalogues name a capability of their own).
-CATALOGUE_IMPORT_CAPABILITY = Capability.MANAGE_MEMBERS
+# Who may import a questionnaire: whoever may write the organization's catalogues.
+CATALOGUE_IMPORT_CAPABILITY = Capability.MANAGE_CATALOGUES
 
 
 @member_page(capability=CATALOGUE_IMPORT_CAPABILITY)
 def catalogue_import(request: HttpRequest, org: OrgContext) -> HttpResponse:
     """Step one: upload a spreadsheet with one question per row (checked, kept for step two)."""
-    form = CatalogueUploadForm()
+    form = QuestionnaireSpreadsheetForm()
     status = 200
     if request.method == "POST":
-        form = CatalogueUploadForm(request.POST, request.FILES)
+        form = QuestionnaireSpreadsheetForm(request.POST, request.FILES)
         status = 400
         if form.is_valid():
             try:
@@ -139,6 +141,7 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
     suggested = suggest_mapping(tables, chosen)
     form = ColumnMappingForm(tables=tables, suggested=suggested)
     cells: list[CellError] = []
+    problems: list[dict[str, Any]] = []
     status = 200
     if request.method == "POST":
         form = ColumnMappingForm(request.POST, tables=tables, suggested=suggested)
@@ -147,8 +150,7 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
             mapping = form.mapping()
             try:
                 draft = services.catalogue_draft_from_upload(
-                    organization=org.organization,
-                    user=org.user,
+                    context=org,
                     pending=pending,
                     mapping=mapping,
                     slug=form.slug_value(),
@@ -157,6 +159,8 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
                 )
             except WorkbookInvalid as exc:
                 cells = exc.cells
+            except CatalogueInvalid as invalid:
+                problems = [problem.as_dict() for problem in invalid.problems]
             except ServiceError as exc:
                 add_errors(form, exc)
             else:
@@ -165,7 +169,7 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
                     _("Questionnaire “%(title)s” imported from %(name)s as a draft.")
                     % {"title": form.cleaned_data["title_en"], "name": pending.file_name},
                 )
-                return redirect(imported_catalogue_url(draft))
+                return redirect("portfolio:catalogue", draft.ruleset.pk)
     shown = suggested
     return render(
         request,
@@ -175,6 +179,7 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
             "form": form,
             "pending": pending,
             "cells": cells,
+            "problems": problems,
             "samples": sample_rows(tables, shown),
             "headers": column_choices(tables.sheet(shown.sheets[0]), shown.header_row),
             "preset_choices": preset_choices(),
@@ -183,8 +188,3 @@ def catalogue_import_mapping(request: HttpRequest, org: OrgContext, token: str) 
         },
         status=status,
     )
-
-
-def imported_catalogue_url(draft: object) -> str:
-    """The page a new draft is shown on (the catalogues' draft page)."""
-    return reverse("spreadsheets:catalogue_import")

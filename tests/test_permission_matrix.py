@@ -191,7 +191,8 @@ MATRIX: dict[str, Rule] = {
     "spreadsheets:findings_export": R(),
     "spreadsheets:portfolio_export": R(acme_object=False),
     # a questionnaire imported from a spreadsheet: whoever writes the organization's catalogues
-    # (an upload is kept for its member only: another's address bounces to the upload page)
+    # (manage_catalogues); an upload is kept for its member only: another's address bounces to
+    # the upload page
     "spreadsheets:catalogue_import": R(roles=("owner",), acme_object=False),
     "spreadsheets:catalogue_import_mapping": R(roles=("owner",), acme_object=False),
     "api:findings-export": R(kind="api"),

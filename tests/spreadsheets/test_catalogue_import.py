@@ -127,8 +127,14 @@ def document(content: bytes, mapping: ColumnMapping | None = None, **titles):
     )
 
 
+def questionnaire_of(doc) -> dict:
+    return doc.data["questionnaire"]
+
+
 def questions(doc) -> dict[str, dict]:
-    return {q["code"]: q for section in doc["sections"] for q in section["questions"]}
+    return {
+        q["code"]: q for section in questionnaire_of(doc)["sections"] for q in section["questions"]
+    }
 
 
 def problems(content: bytes, mapping: ColumnMapping | None = None) -> list:
@@ -154,7 +160,7 @@ def test_the_caiq_v4_preset_reads_csa_columns_below_their_title_row():
     assert mapping.columns == {"code": 1, "text_en": 2, "help_en": 8}
     doc = catalogue_document(tables, mapping, slug="caiq", title_en="CAIQ")
     # Sections are CSA's domains; codes are made fit for rule conditions (A&A → AA, "." → "-").
-    assert [(s["code"], s["title"]["en"]) for s in doc["sections"]] == [
+    assert [(s["code"], s["title"]["en"]) for s in questionnaire_of(doc)["sections"]] == [
         ("AA", "A&A"),
         ("IAM", "IAM"),
     ]
@@ -166,7 +172,18 @@ def test_the_caiq_v4_preset_reads_csa_columns_below_their_title_row():
     # CSA's Yes / No / NA answer column: a required choice of three.
     assert question["type"] == "choice" and question["required"] is True
     assert [o["code"] for o in question["options"]] == ["yes", "no", "na"]
-    assert doc["languages"] == ["en"]
+    # No Chinese column: English only, never the English copied in as the Chinese.
+    assert all("zh-hant" not in q["text"] for q in found.values())
+    # A starter ruleset: "No" to a control is a medium finding, for the author to review.
+    ruleset = doc.data["ruleset"]
+    assert ruleset["questionnaire"] == "caiq@1"
+    assert [(r["id"], r["when"], r["severity"]) for r in ruleset["rules"]] == [
+        ("AA-01-1-NO", 'AA_01_1 == "no"', "medium"),
+        ("AA-01-2-NO", 'AA_01_2 == "no"', "medium"),
+        ("IAM-02-1-NO", 'IAM_02_1 == "no"', "medium"),
+    ]
+    # Where each question is, for the catalogue's checks to name the cell.
+    assert doc.lines.find(code=("question", "AA-01-2")) == "CAIQv4.0.3!A4"
 
 
 def test_the_ai_caiq_preset_is_told_from_caiq_by_its_answer_column():
@@ -175,7 +192,7 @@ def test_the_ai_caiq_preset_is_told_from_caiq_by_its_answer_column():
     mapping = suggest_mapping(tables)
     assert mapping.preset == "ai-caiq"
     doc = catalogue_document(tables, mapping, slug="ai-caiq", title_en="AI-CAIQ")
-    assert [s["code"] for s in doc["sections"]] == ["MDS", "AIS"]
+    assert [s["code"] for s in questionnaire_of(doc)["sections"]] == ["MDS", "AIS"]
     found = questions(doc)
     assert found["MDS-01-2"]["text"]["en"] == "Is training data provenance recorded?"
     assert all(q["type"] == "choice" and len(q["options"]) == 3 for q in found.values())
@@ -201,8 +218,9 @@ def test_avias_own_workbook_comes_back_as_the_questionnaire_it_was_made_from():
     mapping = suggest_mapping(tables)
     assert mapping.preset == "avia"
     doc = catalogue_document(tables, mapping, slug="copy", title_en="Copy")
-    assert [s["code"] for s in doc["sections"]] == [s.code for s in spec.sections]
-    assert [s["title"]["en"] for s in doc["sections"]] == [s.title.en for s in spec.sections]
+    sections = questionnaire_of(doc)["sections"]
+    assert [s["code"] for s in sections] == [s.code for s in spec.sections]
+    assert [s["title"]["en"] for s in sections] == [s.title.en for s in spec.sections]
     found = questions(doc)
     assert list(found) == codes
     for question in spec.iter_questions():
@@ -265,7 +283,7 @@ def test_a_mapping_of_ones_own_makes_a_bilingual_questionnaire_avia_accepts():
         },
     )
     doc = catalogue_document(tables, mapping, slug="own", title_en="Own", title_zh="自訂")
-    spec = parse_questionnaire(doc)  # what the catalogue accepts from a YAML file
+    spec = parse_questionnaire(questionnaire_of(doc))  # as the catalogue's YAML is read
     assert [s.code for s in spec.sections] == ["HOSTING", "PEOPLE"]
     assert spec.sections[1].title.as_dict() == {"en": "People", "zh-hant": "人員"}
     where = spec.questions["Q1-1"]

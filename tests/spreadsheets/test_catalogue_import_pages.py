@@ -11,7 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from spreadsheets import services
+from scoring.documents import text_languages
+from scoring.models import Ruleset
+from scoring.selectors import rulesets_owned_by
 
 from .conftest import upload
 from .test_catalogue_import import CAIQ_HEADERS, CAIQ_ROWS, workbook
@@ -20,16 +22,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def saved(monkeypatch):
-    """What reached the catalogue's draft service (the connection point of the import)."""
-    documents: list[dict] = []
+def saved(personas):
+    """The drafts saved in any organization (the catalogue's own draft service saves them)."""
 
-    def save(*, organization, user, document, file_name):
-        documents.append({"organization": organization, "document": document, "file": file_name})
-        return document
+    class Saved:
+        def __eq__(self, other):
+            return list(Ruleset.objects.filter(organization__isnull=False)) == other
 
-    monkeypatch.setattr(services, "imported_catalogue_save", save)
-    return documents
+    return Saved()
 
 
 def signed_in(user) -> Client:
@@ -74,16 +74,15 @@ def test_the_owner_imports_a_caiq_workbook_through_the_mapping_screen(personas, 
     data = {**mapping_post(form), "title_en": "Cloud questionnaire"}
     done = client.post(response["Location"], data)
     assert done.status_code == 302, done.context and done.context["form"].errors
-    (kept,) = saved
-    assert kept["organization"] == personas.acme
-    assert kept["file"] == "caiq.xlsx"
-    document = kept["document"]
-    assert document["slug"] == "cloud-questionnaire"
-    assert [q["code"] for s in document["sections"] for q in s["questions"]] == [
-        "AA-01-1",
-        "AA-01-2",
-        "IAM-02-1",
-    ]
+    (draft,) = rulesets_owned_by(organization=personas.acme)
+    assert done["Location"] == reverse("portfolio:catalogue", args=[draft.pk])
+    assert draft.is_draft and draft.key == "cloud-questionnaire-rules@1"
+    spec = draft.questionnaire.spec
+    assert spec.key == "cloud-questionnaire@1"
+    assert list(spec.questions) == ["AA-01-1", "AA-01-2", "IAM-02-1"]
+    assert spec.questions["AA-01-1"].option_codes == ("yes", "no", "na")
+    assert text_languages(draft.questionnaire.content) == ["en"]  # no Chinese column
+    assert not rulesets_owned_by(organization=personas.other).exists()
     # The pending upload is gone with its draft made.
     assert client.get(response["Location"]).status_code == 302
 
@@ -125,6 +124,33 @@ def test_a_zip_bomb_is_refused_on_upload_and_nothing_is_kept(personas, saved):
     response = uploaded(signed_in(personas.alice), bomb.getvalue())
     assert response.status_code == 400
     assert "unpacks to more than" in " ".join(response.context["form"].errors["workbook"])
+    assert saved == []
+
+
+def test_a_code_longer_than_the_catalogue_takes_is_refused_at_its_cell(personas, saved):
+    """The catalogue's bound on codes (questionnaires.bounds) holds for a spreadsheet too."""
+    client = signed_in(personas.alice)
+    long_code = "IAM-" + "1" * 20
+    response = uploaded(client, caiq_workbook([*CAIQ_ROWS[:2], [long_code, "Long?", None]]))
+    page = client.get(response["Location"])
+    data = {**mapping_post(page.context["form"]), "title_en": "Cloud"}
+    refused = client.post(response["Location"], data)
+    assert refused.status_code == 400
+    (cell,) = refused.context["cells"]
+    assert (cell.row, cell.column) == (5, "A") and "20" in cell.message
+    assert saved == []
+
+
+def test_what_the_catalogues_own_checks_refuse_is_listed_and_nothing_is_saved(personas, saved):
+    client = signed_in(personas.alice)
+    response = uploaded(client, caiq_workbook())
+    page = client.get(response["Location"])
+    data = {**mapping_post(page.context["form"]), "title_en": "Cloud", "slug": "Cloud_Q"}
+    refused = client.post(response["Location"], data)
+    assert refused.status_code == 400
+    problems = refused.context["problems"]  # the questionnaire's slug and its ruleset's
+    assert problems and all(p["file"] == "caiq.xlsx" and "slug" in p["message"] for p in problems)
+    assert "Cloud_Q" in refused.content.decode()
     assert saved == []
 
 

@@ -11,9 +11,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from questionnaires.models import QuestionnaireVersion
 from scoring.documents import text_languages
 from scoring.models import Ruleset
 from scoring.selectors import rulesets_owned_by
+from scoring.services import catalogue_draft_create
+from spreadsheets.catalogue_import import catalogue_document, read_tables, suggest_mapping
+from spreadsheets.workbook import questionnaire_workbook
+from tests.personas import member_of
 
 from .conftest import upload
 from .test_catalogue_import import CAIQ_HEADERS, CAIQ_ROWS, workbook
@@ -167,3 +172,34 @@ def test_an_upload_is_kept_for_its_member_only(personas, saved):
     assert outsider.get(address).status_code == 302
     assert outsider.post(address, {"title_en": "Stolen"}).status_code == 302
     assert saved == []
+
+
+def test_avias_own_workbook_becomes_a_draft_the_catalogue_accepts(catalog, personas):
+    """AVIA's questionnaire workbook, exported and imported again, through the catalogue's own
+    draft service: every answer type of the shipped questionnaire is one it accepts."""
+    spec = QuestionnaireVersion.objects.get(slug="ai-inference-isolation", version="3").spec
+    codes = [q.code for q in spec.iter_questions()]
+    content = questionnaire_workbook(
+        assessment_id=1,
+        spec=spec,
+        sections=spec.sections,
+        values={},
+        comments={},
+        files={},
+        editable=codes,
+        language="en",
+    )
+    tables = read_tables(io.BytesIO(content), size=len(content))
+    document = catalogue_document(
+        tables, suggest_mapping(tables), slug="our-copy", title_en="Our copy"
+    )
+    draft = catalogue_draft_create(context=member_of(personas.alice), document=document)
+    imported = draft.questionnaire.spec
+    assert list(imported.questions) == codes
+    assert [q.type for q in imported.iter_questions()] == [
+        "yes_no"
+        if q.type == "choice" and set(q.option_codes) == {"yes", "no", "unknown"}
+        else q.type
+        for q in spec.iter_questions()
+    ]
+    assert draft.english_only

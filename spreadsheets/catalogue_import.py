@@ -130,6 +130,19 @@ class SheetTable:
             if number > header_row and any(not cell.blank for cell in cells)
         ]
 
+    def width(self, rows: int = 50) -> int:
+        """The last column holding anything in the first rows (a sheet's rows are read padded
+        to `MAX_COLUMNS`)."""
+        return max(
+            (
+                index
+                for _number, cells in self.rows[:rows]
+                for index, cell in enumerate(cells, start=1)
+                if not cell.blank
+            ),
+            default=0,
+        )
+
     @property
     def title(self) -> str:
         """The first text of the sheet's first row (AVIA's workbook: "PRF — Profile")."""
@@ -421,7 +434,7 @@ def suggest_mapping(tables: WorkbookTables, preset_key: str = "") -> ColumnMappi
 def column_choices(sheet: SheetTable, header_row: int) -> list[tuple[int, str]]:
     """Every column of the header row, as the mapping screen names it: "C — Question"."""
     headers = sheet.headers(header_row)
-    width = max([len(headers), *(len(cells) for _n, cells in sheet.rows[:50])], default=0)
+    width = sheet.width()
     return [
         (
             index,
@@ -440,7 +453,8 @@ def sample_rows(
     samples = []
     for name in mapping.sheets:
         for number, cells in tables.sheet(name).data_rows(mapping.header_row):
-            samples.append((name, number, tuple(c.shown[:80] for c in cells)))
+            width = tables.sheet(name).width()
+            samples.append((name, number, tuple(c.shown[:80] for c in cells[:width])))
             if len(samples) >= count:
                 return samples
     return samples

@@ -537,7 +537,7 @@ class _Row:
             )
             return ""
         text = cell_text(cell.value).strip()
-        problems = text_errors(text, max_length=max_length)
+        problems = text_errors(text, max_length=max_length) if text else []
         for problem in problems:
             self.error(problem, field_name)
         return "" if problems else text
@@ -915,6 +915,8 @@ def _type_and_options(
     row: _Row, bilingual: bool, how: _HowToAnswer | None
 ) -> tuple[str, list[dict[str, Any]]]:
     typed: list[tuple[str | None, str, str]]
+    # The preset's own options (CSA's Yes / No / NA): AVIA's text, not the sheet's, unchecked.
+    preset_options: list[tuple[str | None, str, str]] = list(row.mapping.default_options)
     if how is not None:
         answer_type: str | None = how.type
         typed = [(None, label, "") for label in how.options]
@@ -926,7 +928,7 @@ def _type_and_options(
                 answer_type = "choice"
             else:
                 answer_type = row.mapping.default_type
-                typed = list(row.mapping.default_options)
+                typed = preset_options
     if answer_type is None:
         return "text", []
     if answer_type not in ("choice", "multi_choice"):
@@ -955,11 +957,9 @@ def _type_and_options(
                 % {"option": english[:LABEL_MAX_LENGTH]},
                 "options",
             )
-        for problem in [
-            *text_errors(english, max_length=LABEL_MAX_LENGTH),
-            *text_errors(chinese, max_length=LABEL_MAX_LENGTH),
-        ]:
-            row.error(problem, "options")
+        for label in () if typed is preset_options else (english, chinese):
+            for problem in text_errors(label, max_length=LABEL_MAX_LENGTH) if label else ():
+                row.error(problem, "options")
         option_code = code or _option_code(english) or f"option_{index}"
         options.append({"code": option_code, "label": _texts(english, chinese, bilingual)})
     codes = [option["code"] for option in options]

@@ -203,3 +203,14 @@ def test_avias_own_workbook_becomes_a_draft_the_catalogue_accepts(catalog, perso
         for q in spec.iter_questions()
     ]
     assert draft.english_only
+
+
+def test_choosing_another_layout_fills_the_mapping_again(personas):
+    client = signed_in(personas.alice)
+    response = uploaded(client, caiq_workbook())
+    preset = client.get(response["Location"]).context["form"]
+    assert preset["help_en"].value() == "8"  # CAIQ's control specification
+    own = client.get(response["Location"], {"preset": "none"}).context["form"]
+    assert own["preset"].value() == ""
+    assert own["help_en"].value() is None  # no header is named "help"
+    assert own["text_en"].value() == "2"  # "Question", by its name

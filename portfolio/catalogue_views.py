@@ -28,7 +28,7 @@ from core.web import add_errors, add_messages, confirm_page, error_summary
 from questionnaires import bounds
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import share_given, shares_given
-from scoring.documents import CatalogueInvalid, text_languages
+from scoring.documents import CatalogueInvalid
 from scoring.models import Ruleset
 from scoring.selectors import ruleset_owned, rulesets_owned_by
 from scoring.services import (
@@ -119,7 +119,7 @@ def catalogue(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpRes
         "org": org,
         "ruleset": ruleset,
         "questionnaire": questionnaire,
-        "english_only": text_languages(questionnaire.content) == ["en"],
+        "english_only": questionnaire.english_only,
         "rules": ruleset.spec.rules,
         "preview": _preview(questionnaire),
         "share_form": _share_form(org),

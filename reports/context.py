@@ -136,6 +136,8 @@ class ReportContext:
     verification_url: str
     answers_intro: str
     signature_roles: tuple[str, ...]
+    # The questionnaire is an organization's, written in English only: the edition says so.
+    english_only: bool = False
 
 
 # -- building it ---------------------------------------------------------------------------
@@ -227,6 +229,7 @@ def _report_context(
         assessment_reference=assessment.reference,
         questionnaire=questionnaire.key,
         questionnaire_title=questionnaire.title.get(language),
+        english_only=assessment.questionnaire.english_only,
         ruleset=ruleset.key,
         ruleset_title=rules.title.get(language),
         run_id=run.pk,

@@ -13,7 +13,7 @@ from core.errors import ServiceError
 from portfolio.services import rescore_batch_create
 from questionnaires.selectors import questionnaires_visible_to
 from scoring.selectors import rulesets_visible_to
-from scoring.services import catalogue_share, catalogue_share_revoke
+from scoring.services import catalogue_publish, catalogue_share, catalogue_share_revoke
 from tests.catalogues.conftest import upload
 from tests.personas import join, member_of
 
@@ -119,3 +119,39 @@ def test_a_share_is_only_with_an_organization_the_member_belongs_to(published, p
             slug="vendor-dd",
             organization=personas.other,
         )
+
+
+RULESET_V2 = b"""
+ruleset:
+  slug: vendor-dd-rules
+  version: "2"
+  questionnaire: vendor-dd@1
+  title: {en: Vendor due diligence rules, zh-hant: \xe4\xbe\x9b\xe6\x87\x89\xe5\x95\x86\xe7\x9b\xa1\xe8\x81\xb7\xe5\xaf\xa9\xe6\x9f\xa5\xe8\xa6\x8f\xe5\x89\x87}
+  points: {critical: 40, high: 15, medium: 5, low: 1}
+  rules:
+    - id: DD-HK-ONLY
+      severity: critical
+      when: 'GOV_02 == "hk"'
+      title: {en: Processed in Hong Kong, zh-hant: \xe5\x9c\xa8\xe9\xa6\x99\xe6\xb8\xaf\xe8\x99\x95\xe7\x90\x86}
+      rationale: {en: A test rule., zh-hant: \xe6\xb8\xac\xe8\xa9\xa6\xe3\x80\x82}
+      remediation: {en: None., zh-hant: \xe7\x84\xa1\xe3\x80\x82}
+"""
+
+
+def test_a_new_version_of_a_custom_ruleset_rescores_as_a_batch(published, personas, inline_scoring):
+    assessment = new_assessment(personas.acme, personas.alice)
+    answers_save(
+        assessment=assessment, answers={"GOV-01": "yes", "GOV-02": "hk"}, actor=personas.alice,
+        channel="web",
+    )  # fmt: skip
+    with inline_scoring():
+        assessment_submit(assessment=assessment, actor=personas.alice, channel=Channel.WEB)
+    owner = member_of(personas.alice, personas.acme)
+    draft = upload(personas, RULESET_V2)  # a ruleset alone, for the published questionnaire
+    assert draft.questionnaire == published.questionnaire
+    catalogue_publish(context=owner, ruleset=draft.ruleset)
+    with inline_scoring():
+        batch = rescore_batch_create(member=owner, ruleset_key="vendor-dd-rules@2", channel="web")
+    assert batch.ruleset == draft.ruleset
+    assessment.refresh_from_db()
+    assert assessment.latest_run.ruleset == draft.ruleset and assessment.risk_tier == "critical"

@@ -43,6 +43,7 @@ from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
     api_tokens_for,
     api_tokens_of_organization,
+    engagement_of,
     invitations_for_user,
     members_of,
     memberships_for_user,
@@ -408,6 +409,7 @@ def _render_members(
         {
             **_page_context(context),
             "members": members_of(organization=context.organization),
+            "engagement": engagement_of(client=context.organization),
             "add_form": add_form,
             "role_choices": Role.choices,
             "page_errors": page_errors,

@@ -198,11 +198,15 @@ class Organization(models.Model):
 
     def prepared_by(self) -> "Organization | None":
         """The consultancy that prepares this organization's outputs ("prepared by …" on its
-        reports, emails and vendor pages): the one whose engagement is active, else None.
-        Loaded with its logo, for the outputs that print it."""
-        return Organization.objects.filter(
-            client_engagements__client=self, client_engagements__ended_at__isnull=True
-        ).first()
+        reports, emails and vendor pages): the one whose engagement is active, else None. Its
+        logo is read when asked for (a page that only names it does not load it)."""
+        return (
+            Organization.objects.filter(
+                client_engagements__client=self, client_engagements__ended_at__isnull=True
+            )
+            .defer("logo")
+            .first()
+        )
 
     @property
     def email_sender(self) -> str:

@@ -67,7 +67,7 @@ from accounts.tenancy import (
 )
 from core.errors import ServiceError
 from core.queueing import publish
-from core.web import add_errors, confirm_page, error_summary
+from core.web import add_errors, confirm_page, error_summary, logo_response
 
 from .decorators import member_page, respond_in_language
 
@@ -432,6 +432,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
             "report_display_name": organization.report_display_name,
             "brand_colour": organization.brand_colour,
             "time_zone": organization.time_zone,
+            "email_sender_name": organization.email_sender_name,
+            "email_reply_to": organization.email_reply_to,
         },
     )
     status = 200
@@ -446,6 +448,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
                     logo=form.cleaned_data["logo"],
                     remove_logo=form.cleaned_data["remove_logo"],
                     time_zone=form.cleaned_data["time_zone"] or None,
+                    email_sender_name=form.cleaned_data["email_sender_name"],
+                    email_reply_to=form.cleaned_data["email_reply_to"],
                 )
             except ServiceError as error:
                 add_errors(form, error)
@@ -471,12 +475,7 @@ def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
     )
     if not organization.has_logo:
         raise Http404
-    response = HttpResponse(bytes(organization.logo), content_type=organization.logo_content_type)
-    response["X-Content-Type-Options"] = "nosniff"
-    # An SVG opened directly must not run anything, even if validation missed something.
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
-    response["Cache-Control"] = "private, max-age=300"
-    return response
+    return logo_response(organization)
 
 
 # Helpers -------------------------------------------------------------------------------

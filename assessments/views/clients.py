@@ -17,6 +17,7 @@ from accounts.roles import Capability
 from accounts.selectors import clients_of, engagement_of, membership_for, memberships_for_user
 from accounts.tenancy import (
     OrgContext,
+    member_page_context,
     org_context_for,
     organization_query,
     switch_organization,
@@ -127,8 +128,8 @@ def client_copy_view(request: HttpRequest, org: OrgContext) -> HttpResponse:
         request,
         "assessments/client_copy.html",
         {
+            **member_page_context(org),
             "org": org,
-            "organization": org.organization,
             "source": source.organization if source else None,
             "sources": sources,
             "form": form,

@@ -11,7 +11,6 @@ both may copy. Opening, copying and ending are recorded in the audit trail.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -53,14 +52,14 @@ def client_open(*, member: OrgContext, name: str, channel: str) -> Organization:
         client.time_zone = consultancy.time_zone
         client.save(update_fields=["time_zone"])
     ClientEngagement.objects.create(consultancy=consultancy, client=client, opened_by=member.user)
-    _record_in_both(
-        client,
-        consultancy,
-        action="client.opened",
-        member=member,
-        channel=channel,
-        detail={"consultancy": consultancy.name, "client": client.name},
-    )
+    for organization in (client, consultancy):  # each trail tells its side
+        audit_record(
+            organization=organization,
+            action="client.opened",
+            actor=member.user,
+            channel=channel,
+            detail={"consultancy": consultancy.name, "client": client.name},
+        )
     return client
 
 
@@ -118,33 +117,15 @@ def client_engagement_end(*, member: OrgContext, channel: str) -> ClientEngageme
         "client": client.name,
         "memberships_ended": [membership.user.email for membership in leaving],
     }
-    _record_in_both(
-        client,
-        consultancy,
-        action="client.engagement_ended",
-        member=member,
-        channel=channel,
-        detail=detail,
-    )
-    return engagement
-
-
-def _record_in_both(
-    *organizations: Organization,
-    action: str,
-    member: OrgContext,
-    channel: str,
-    detail: dict[str, Any],
-) -> None:
-    """The same event in the client's trail and the consultancy's (each chain its own)."""
-    for organization in organizations:
+    for organization in (client, consultancy):
         audit_record(
             organization=organization,
-            action=action,
+            action="client.engagement_ended",
             actor=member.user,
             channel=channel,
             detail=detail,
         )
+    return engagement
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from core.errors import ServiceError
 from core.text import one_line_break, shown_safely, text_errors
 
 from .bounds import INTEGER_MAX, integer_maximum
-from .conditions import Visibility, parse_version, to_cel_value
+from .conditions import CHECK_COMBINATIONS, Visibility, parse_version, to_cel_value
 from .labels import option_label
 from .spec import Question, QuestionnaireSpec
 
@@ -359,13 +360,24 @@ def _question_index(questionnaire: QuestionnaireSpec) -> list[tuple[str, str, Qu
     return _question_index_cache[key]
 
 
-_visibility_cache: dict[str, Visibility] = {}
+# Compiled per questionnaire content; organizations upload questionnaires, so the least
+# recently used are dropped beyond a few dozen (a process keeps a few in use at a time).
+_visibility_cache: OrderedDict[str, Visibility] = OrderedDict()
+_VISIBILITY_KEPT = 64
 
 
-def visibility_for(questionnaire: QuestionnaireSpec) -> Visibility:
+def visibility_for(
+    questionnaire: QuestionnaireSpec, *, check_limit: int = CHECK_COMBINATIONS
+) -> Visibility:
+    """The questionnaire's compiled `show_if` conditions, once per content (`check_limit`: how
+    many sample combinations each is type-checked with when first compiled)."""
     key = questionnaire.content_hash
-    if key not in _visibility_cache:
-        _visibility_cache[key] = Visibility(questionnaire)
+    if key in _visibility_cache:
+        _visibility_cache.move_to_end(key)
+    else:
+        _visibility_cache[key] = Visibility(questionnaire, check_limit=check_limit)
+        while len(_visibility_cache) > _VISIBILITY_KEPT:
+            _visibility_cache.popitem(last=False)
     return _visibility_cache[key]
 
 

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from django.conf import settings
 from django.db import models
 
-from questionnaires.models import PublishedCatalogVersion, QuestionnaireVersion
+from accounts.models import Organization
+from questionnaires.models import (
+    PublishedCatalogVersion,
+    QuestionnaireVersion,
+    catalog_version_constraints,
+)
 from questionnaires.spec import Text
 
-from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_ruleset
+from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_frameworks, parse_ruleset
 
 
 class Framework(models.Model):
@@ -53,18 +59,24 @@ class Ruleset(PublishedCatalogVersion):
     applies_to = models.ManyToManyField(QuestionnaireVersion, related_name="applicable_rulesets")
 
     class Meta(PublishedCatalogVersion.Meta):
-        constraints = [
-            models.UniqueConstraint(fields=["slug", "version"], name="unique_ruleset_version")
-        ]
+        constraints = catalog_version_constraints("ruleset")
 
     @cached_property
     def spec(self) -> RulesetSpec:
         # The parse holds the framework references too: a change to them is a new parse.
         frameworks = {f.ref_id: f.as_ref() for f in Framework.objects.all()}
         return self.parsed_once(
-            lambda: parse_ruleset(self.content, frameworks, source=self.key),
+            lambda: parse_ruleset(self.content, self.frameworks(frameworks), source=self.key),
             frozenset(frameworks.items()),
         )
+
+    def frameworks(self, shipped: dict[str, FrameworkRef]) -> dict[str, FrameworkRef]:
+        """The framework references its rules may cite: the shipped ones, and an
+        organization's own, kept in the content of its uploaded ruleset."""
+        own = self.content.get("frameworks") if self.organization_id else None
+        if not own:
+            return shipped
+        return {**shipped, **parse_frameworks({"frameworks": own}, source=self.key)}
 
 
 class Rule(models.Model):
@@ -86,3 +98,33 @@ class Rule(models.Model):
 
     def __str__(self) -> str:
         return self.rule_id
+
+
+class RulesetTestCase(models.Model):
+    """A named answer set an organization saved on a ruleset version in the rule workbench,
+    with the result its author accepted then: the score, the tier and the rules that fired.
+    Scored again with another version, it shows what that version changes."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    ruleset = models.ForeignKey(Ruleset, on_delete=models.CASCADE, related_name="test_cases")
+    name = models.CharField(max_length=120)
+    # The answers as stored (JSON: a date as "YYYY-MM-DD"), in the API's `answers` shape.
+    answers = models.JSONField(default=dict)
+    risk_score = models.PositiveIntegerField()
+    risk_tier = models.CharField(max_length=10)
+    findings = models.JSONField(default=list)  # the ids of the rules that fired, sorted
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "ruleset", "name"], name="unique_test_case_name"
+            )
+        ]
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,5 +1,6 @@
 """Web pages for reports: the reports of an assessment (and the request form), a report's status
-page, its download, and the verification page.
+page, its download, the organization's portfolio reports (the same three), and the
+verification page.
 
 Every view goes through `member_page` and fetches through the selectors, so another
 organization's reports are 404 and a role without the capability gets 403.
@@ -25,7 +26,7 @@ from core.formats import format_datetime
 from core.web import add_errors, add_messages, error_summary
 
 from . import selectors, services
-from .models import ReportLanguage
+from .models import GeneratedDocument, ReportLanguage
 
 
 def can_request_reports(org: OrgContext) -> bool:
@@ -126,19 +127,83 @@ def report_status(request: HttpRequest, org: OrgContext, report_id: int) -> Http
 def report_download(request: HttpRequest, org: OrgContext, report_id: int) -> HttpResponse:
     """The stored PDF, exactly as generated (checked against its SHA-256 before it is sent)."""
     report = selectors.report_get(organization=org.organization, report_id=report_id)
+    return _pdf_download(request, report, "reports:status", "report_id")
+
+
+def _pdf_download(
+    request: HttpRequest, report: GeneratedDocument, status_page: str, id_name: str
+) -> HttpResponse:
+    """A ready report's PDF (of either kind); back to its status page with the reason if not."""
     if not report.is_ready:
         messages.error(request, _("This report is not ready to download."))
-        return redirect("reports:status", report_id=report.pk)
+        return redirect(status_page, **{id_name: report.pk})
     try:
         data = services.report_file(report=report)
     except (services.ReportIntegrityError, StorageUnavailableError) as exc:
         add_messages(request, exc)
-        return redirect("reports:status", report_id=report.pk)
+        return redirect(status_page, **{id_name: report.pk})
     response = HttpResponse(data, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response
+
+
+class PortfolioReportRequestForm(forms.Form):
+    language = forms.ChoiceField(label=gettext_lazy("Language"), choices=ReportLanguage.choices)
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def portfolio_reports(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    """The organization's portfolio reports; POST requests a new one (every member)."""
+    form = PortfolioReportRequestForm(
+        request.POST if request.method == "POST" else None,
+        initial={"language": request.LANGUAGE_CODE},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            report = services.portfolio_report_request(
+                member=org, language=form.cleaned_data["language"], channel=Channel.WEB
+            )
+        except ServiceError as exc:
+            add_messages(request, exc)
+        else:
+            messages.success(
+                request,
+                _("Portfolio report %(number)s is being generated.") % {"number": report.number},
+            )
+            return redirect("reports:portfolio_report_status", portfolio_report_id=report.pk)
+    return render(
+        request,
+        "reports/portfolio_reports.html",
+        {
+            "org": org,
+            "form": form,
+            "reports": selectors.portfolio_reports_for(organization=org.organization),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@member_page
+def portfolio_report_status(
+    request: HttpRequest, org: OrgContext, portfolio_report_id: int
+) -> HttpResponse:
+    report = selectors.portfolio_report_get(
+        organization=org.organization, report_id=portfolio_report_id
+    )
+    return render(request, "reports/portfolio_status.html", {"org": org, "report": report})
+
+
+@member_page
+def portfolio_report_download(
+    request: HttpRequest, org: OrgContext, portfolio_report_id: int
+) -> HttpResponse:
+    report = selectors.portfolio_report_get(
+        organization=org.organization, report_id=portfolio_report_id
+    )
+    return _pdf_download(request, report, "reports:portfolio_report_status", "portfolio_report_id")
 
 
 @member_page

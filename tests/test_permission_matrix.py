@@ -37,7 +37,7 @@ from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
-from reports.services import report_request
+from reports.services import portfolio_report_request, report_request
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
@@ -154,6 +154,9 @@ MATRIX: dict[str, Rule] = {
     "reports:verify": R(acme_object=False),
     "reports:status": R(),
     "reports:download": R(),
+    "reports:portfolio_reports": R(acme_object=False),
+    "reports:portfolio_report_status": R(),
+    "reports:portfolio_report_download": R(),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
@@ -357,6 +360,9 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.ava),
             channel=Channel.WEB,
         )
+        portfolio_report = portfolio_report_request(
+            member=member_of(personas.vic), language="en", channel=Channel.WEB
+        )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
         # at once and its keys are destroyed).
         probe_setup_save(
@@ -422,6 +428,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "question_code": "KV-01",
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
+            "portfolio_report_id": portfolio_report.pk,
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
             "language": "en",

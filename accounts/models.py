@@ -68,6 +68,14 @@ class LogoContentType(models.TextChoices):
     SVG = SVG_CONTENT_TYPE, "SVG"
 
 
+class OrganizationKind(models.TextChoices):
+    """What an organization is. A consultancy opens client workspaces (each an organization of
+    its own, recorded by a `ClientEngagement`) and prepares their reports."""
+
+    ORGANIZATION = "organization", _("Organization")
+    CONSULTANCY = "consultancy", _("Consultancy")
+
+
 class Organization(models.Model):
     """A tenant: every assessment, vendor and report belongs to exactly one."""
 
@@ -101,6 +109,25 @@ class Organization(models.Model):
         validators=[validate_time_zone],
         help_text=_("An IANA time zone name, e.g. Asia/Hong_Kong."),
     )
+    kind = models.CharField(
+        _("kind"),
+        max_length=20,
+        choices=OrganizationKind.choices,
+        default=OrganizationKind.ORGANIZATION,
+    )
+    # The name and reply-to address of the organization's emails; the envelope sender stays
+    # the operator's DEFAULT_FROM_EMAIL (its domain is the one the mail server may send for).
+    email_sender_name = models.CharField(
+        _("email sender name"),
+        max_length=100,
+        blank=True,
+        help_text=_("Leave empty to use the name shown on reports."),
+    )
+    email_reply_to = models.EmailField(
+        _("reply-to address"),
+        blank=True,
+        help_text=_("Replies to the organization's emails go here. Leave empty for none."),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
@@ -131,6 +158,10 @@ class Organization(models.Model):
                 | LessThanOrEqual(Length("logo"), LOGO_MAX_BYTES),
                 name="accounts_organization_logo_max_size",
             ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=OrganizationKind.values),
+                name="accounts_organization_kind_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -149,6 +180,63 @@ class Organization(models.Model):
     @property
     def has_logo(self) -> bool:
         return bool(self.logo_content_type)
+
+    @property
+    def is_consultancy(self) -> bool:
+        return self.kind == OrganizationKind.CONSULTANCY
+
+
+class ClientEngagement(models.Model):
+    """A client workspace opened by a consultancy: the client is an organization of its own
+    (its data is reached only through its own memberships, like any organization's), and this
+    row records who opened it. While it is active (`ended_at` is null) the client's outputs say
+    "prepared by <consultancy>"; the client can end it, which ends the consultancy members'
+    memberships in the client. A client workspace is opened once: one row per client, kept
+    after it ends."""
+
+    consultancy = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="client_engagements",
+        verbose_name=_("consultancy"),
+    )
+    client = models.OneToOneField(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="consultancy_engagement",
+        verbose_name=_("client"),
+    )
+    opened_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("opened by")
+    )
+    opened_at = models.DateTimeField(_("opened at"), auto_now_add=True)
+    ended_at = models.DateTimeField(_("ended at"), null=True, blank=True)
+    ended_by = models.ForeignKey(
+        User,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("ended by"),
+    )
+
+    class Meta:
+        ordering = ["client__name"]
+        verbose_name = _("client engagement")
+        verbose_name_plural = _("client engagements")
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(consultancy=models.F("client")),
+                name="accounts_engagement_not_own_client",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.consultancy_id} for {self.client_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.ended_at is None
 
 
 class Membership(models.Model):

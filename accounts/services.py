@@ -26,6 +26,7 @@ from accounts.models import (
     Membership,
     MembershipInvitation,
     Organization,
+    OrganizationKind,
     User,
 )
 from accounts.roles import Capability, Role, role_can
@@ -45,8 +46,11 @@ class ApiTokenInvalid(Exception):
 
 
 @transaction.atomic
-def organization_create(*, name: str, owner_email: str) -> Organization:
-    """Create an organization owned by ``owner_email``, creating that user if needed.
+def organization_create(
+    *, name: str, owner_email: str, kind: str = OrganizationKind.ORGANIZATION
+) -> Organization:
+    """Create an organization (or, with ``kind``, a consultancy) owned by ``owner_email``,
+    creating that user if needed.
 
     A new owner gets an unusable password: they sign in after an operator sets one.
     """
@@ -60,7 +64,9 @@ def organization_create(*, name: str, owner_email: str) -> Organization:
         raise ServiceError({"name": problems})
     if Organization.objects.filter(name__iexact=name).exists():
         raise ServiceError({"name": [_("An organization with this name already exists.")]})
-    organization = Organization(name=name, slug=_unique_slug(name))
+    if kind not in OrganizationKind.values:
+        raise ServiceError({"kind": [_("Choose an organization or a consultancy.")]})
+    organization = Organization(name=name, slug=_unique_slug(name), kind=kind)
     organization.full_clean(validate_unique=False, validate_constraints=False)
     organization.save()
     owner = _user_for_email(email)

@@ -134,6 +134,20 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "Page ",
         "page_x_of_y_middle": " of ",
         "page_x_of_y_after": "",
+        "overview_title": "Overview across clients",
+        "overview_kicker": "The consultancy's clients",
+        "overview_note": (
+            "Each client's figures, counted on its own clock: its vendors by risk tier, its open "
+            "findings by severity, and its overdue and due-soon items. Only clients whose "
+            "engagement is active are listed; no vendor, answer or evidence is named."
+        ),
+        "clients_heading": "Clients",
+        "client_count": "Clients",
+        "no_clients": "The consultancy has no active client engagement.",
+        "vendors_by_tier": "Vendors by risk tier",
+        "findings_and_deadlines": "Open findings and deadlines",
+        "overdue_count": "Overdue",
+        "due_soon_count": "Due soon",
         "severity": "Severity",
         "portfolio_title": "Vendor portfolio report",
         "portfolio_kicker": "Across the organization's vendors",
@@ -302,6 +316,20 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "第 ",
         "page_x_of_y_middle": " 頁，共 ",
         "page_x_of_y_after": " 頁",
+        "overview_title": "各客戶概覽",
+        "overview_kicker": "顧問機構的客戶",
+        "overview_note": (
+            "以下為各客戶按其本身時區計算的數字：按風險級別劃分的供應商、按嚴重程度劃分的未解決"
+            "發現事項，以及已逾期和即將截止的項目。只列出委聘仍然有效的客戶；不會列出任何供應商、"
+            "答案或佐證資料的名稱。"
+        ),
+        "clients_heading": "客戶",
+        "client_count": "客戶",
+        "no_clients": "本顧問機構沒有仍然有效的客戶委聘。",
+        "vendors_by_tier": "按風險級別劃分的供應商",
+        "findings_and_deadlines": "未解決發現事項及期限",
+        "overdue_count": "已逾期",
+        "due_soon_count": "即將截止",
         "severity": "嚴重程度",
         "portfolio_title": "供應商組合報告",
         "portfolio_kicker": "涵蓋機構的所有供應商",

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts.models import Organization
+from accounts.selectors import client_organizations_of
 from assessments.models import Assessment, RiskTier
 from assessments.presenters.formats import (
     review_decision_label,
@@ -402,3 +403,138 @@ def _context(
         verification_text=labels["verification_portfolio"].format(organization=organization.name),
         verification_url=verification_url(),
     )
+
+
+# -- a consultancy's overview across its clients --------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClientRow:
+    """One client's figures: counts only, never its vendors, answers or evidence."""
+
+    client: str
+    vendors: int
+    tiers: tuple[CountRow, ...]
+    severities: tuple[CountRow, ...]
+    open_findings: int
+    overdue: int
+    due_soon: int
+
+
+@dataclass(frozen=True)
+class ClientFigures:
+    """What the overview counts of one client (the page shows the same, live)."""
+
+    client: Organization
+    standing: PortfolioStanding
+
+
+def client_figures(*, consultancy: Organization, at: dt.datetime) -> list[ClientFigures]:
+    """Each client the consultancy has an active engagement with, where it stands on its own
+    clock at `at`."""
+    figures = []
+    for client in client_organizations_of(consultancy=consultancy):
+        with timezone.override(client.time_zone):
+            figures.append(
+                ClientFigures(
+                    client,
+                    portfolio_standing(
+                        organization=client,
+                        today=client.local_date(at),
+                        horizon_days=settings.DIGEST_HORIZON_DAYS,
+                    ),
+                )
+            )
+    return figures
+
+
+def client_rows(figures: list[ClientFigures], language: str) -> tuple[ClientRow, ...]:
+    labels = labels_for(language)
+    return tuple(
+        ClientRow(
+            client=row.client.name,
+            vendors=len(row.standing.vendors),
+            tiers=tuple(
+                CountRow(
+                    tier or "none",
+                    severity_label(tier, language) if tier else labels["not_scored"],
+                    n,
+                )
+                for tier, n in row.standing.tier_counts().items()
+            ),
+            severities=tuple(
+                CountRow(severity, severity_label(severity, language), n)
+                for severity, n in row.standing.severity_counts().items()
+            ),
+            open_findings=len(row.standing.open_findings),
+            overdue=len(row.standing.deadlines.overdue),
+            due_soon=len(row.standing.deadlines.due_soon)
+            + len(row.standing.deadlines.reassessments_due),
+        )
+        for row in figures
+    )
+
+
+@dataclass(frozen=True)
+class OverviewContext:
+    language: str
+    html_lang: str
+    labels: Mapping[str, str]
+    number: str
+    title: str
+    subject: str
+    generated_on: str
+    generated_at: str
+    generated_at_iso: str
+    branding: Branding
+    clients: tuple[ClientRow, ...]
+    tier_labels: tuple[str, ...]
+    severity_labels: tuple[str, ...]
+    due_soon_heading: str
+    verification_text: str
+    verification_url: str
+
+
+def consultancy_overview_context(
+    *, consultancy: Organization, language: str, number: str, generated_at: dt.datetime
+) -> tuple[OverviewContext, dict[str, Any]]:
+    """The overview across the consultancy's active clients, and the figures it counted."""
+    labels = labels_for(language)
+    figures = client_figures(consultancy=consultancy, at=generated_at)
+    rows = client_rows(figures, language)
+    with timezone.override(consultancy.time_zone):
+        generated = timezone.localtime(generated_at)
+    title = labels["overview_title"]
+    context = OverviewContext(
+        language=language,
+        html_lang=HTML_LANG[language],
+        labels=labels,
+        number=number,
+        title=f"{number} · {consultancy.name} · {title}",
+        subject=f"{title}{labels['colon']}{consultancy.name}",
+        generated_on=format_date(generated, language),
+        generated_at=format_datetime(generated, language),
+        generated_at_iso=generated.isoformat(timespec="seconds"),
+        branding=_branding(consultancy),
+        clients=rows,
+        tier_labels=tuple(
+            severity_label(tier, language) if tier else labels["not_scored"]
+            for tier in (*RiskTier.values, "")
+        ),
+        severity_labels=tuple(severity_label(s, language) for s in RiskTier.values),
+        due_soon_heading=labels["due_soon_heading"].format(days=settings.DIGEST_HORIZON_DAYS),
+        verification_text=labels["verification_portfolio"].format(organization=consultancy.name),
+        verification_url=verification_url(),
+    )
+    counted = {
+        "clients": {
+            str(row.client.pk): {
+                "name": row.client.name,
+                "tiers": row.standing.tier_counts(),
+                "severities": row.standing.severity_counts(),
+                "overdue": len(row.standing.deadlines.overdue),
+            }
+            for row in figures
+        }
+    }
+    return context, counted

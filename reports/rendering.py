@@ -21,10 +21,11 @@ from weasyprint import HTML
 from weasyprint.urls import URLFetcher, URLFetcherResponse, path2url
 
 from .context import ReportContext
-from .portfolio_context import PortfolioReportContext
+from .portfolio_context import OverviewContext, PortfolioReportContext
 
 TEMPLATE = "reports/report.html"
 PORTFOLIO_TEMPLATE = "reports/portfolio_report.html"
+OVERVIEW_TEMPLATE = "reports/consultancy_overview.html"
 
 
 def static_reports_dir() -> Path:
@@ -120,6 +121,8 @@ def render_report(context: ReportContext) -> RenderedReport:
     return html_to_pdf(report_html(context))
 
 
-def render_portfolio_report(context: PortfolioReportContext) -> RenderedReport:
-    """The PDF of a portfolio report: the same page, fetcher and PDF/UA options."""
-    return html_to_pdf(report_html(context, PORTFOLIO_TEMPLATE))
+def render_portfolio_report(context: PortfolioReportContext | OverviewContext) -> RenderedReport:
+    """The PDF of a portfolio report, or of a consultancy's overview across its clients: the
+    same page, fetcher and PDF/UA options."""
+    template = OVERVIEW_TEMPLATE if isinstance(context, OverviewContext) else PORTFOLIO_TEMPLATE
+    return html_to_pdf(report_html(context, template))

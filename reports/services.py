@@ -46,7 +46,11 @@ from .models import (
     ReportNumberSequence,
     ReportStatus,
 )
-from .portfolio_context import PreviousReport, portfolio_report_context
+from .portfolio_context import (
+    PreviousReport,
+    consultancy_overview_context,
+    portfolio_report_context,
+)
 from .rendering import RenderedReport, render_portfolio_report, render_report
 from .storage import report_storage
 
@@ -65,6 +69,8 @@ REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
 # the sweeper queues it again; a report that kills its worker every time would cycle for ever.
 # Above the task's own tries (1 + 3 retries on transient errors) and one interrupted delivery.
 MAX_RENDER_ATTEMPTS = 5
+# The documents rendered, stored and verified the same way (`_document_render`).
+Document = TypeVar("Document", Report, PortfolioReport)
 # Reports are about 1 MB; anything much larger cannot be one of them.
 VERIFY_MAX_BYTES = 25 * 1024 * 1024
 
@@ -159,7 +165,9 @@ def report_render(*, report_id: int) -> Report | None:
     Idempotent: a ready (or finally failed) report is returned unchanged, so a redelivered
     task does nothing (`_document_render`)."""
 
-    def render(report: Report, rendered_at: dt.datetime) -> tuple[RenderedReport, dict]:
+    def render(
+        report: Report, rendered_at: dt.datetime
+    ) -> tuple[RenderedReport, dict[str, object]]:
         run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
         context = report_context(
             run=run,
@@ -205,9 +213,6 @@ def report_render(*, report_id: int) -> Report | None:
     )
 
 
-Document = TypeVar("Document", Report, PortfolioReport)
-
-
 def _generated(document: GeneratedDocument) -> dict[str, object]:
     """What the audit trail records of a generated document's file."""
     return {
@@ -222,7 +227,7 @@ def _generated(document: GeneratedDocument) -> dict[str, object]:
 def _document_render(
     model: type[Document],
     document_id: int,
-    render: Callable[[Document, dt.datetime], tuple[RenderedReport, dict]],
+    render: Callable[[Document, dt.datetime], tuple[RenderedReport, dict[str, object]]],
     ready: Callable[[Document], None],
     fail: Callable[[str], None],
 ) -> Document | None:
@@ -252,7 +257,9 @@ def _document_render(
         return document
 
     rendered_at = timezone.now()
-    rendered, fields = render(document, rendered_at)
+    rendered, extra = render(document, rendered_at)
+    saved: list[str] = ["status", "sha256", "storage_name", "size", "pages", "rendered_at"]
+    saved += extra.keys()
     digest = hashlib.sha256(rendered.pdf).hexdigest()
 
     storage = report_storage()
@@ -274,19 +281,9 @@ def _document_render(
             document.size = len(rendered.pdf)
             document.pages = rendered.pages
             document.rendered_at = rendered_at
-            for field, value in fields.items():
+            for field, value in extra.items():
                 setattr(document, field, value)
-            document.save(
-                update_fields=[
-                    "status",
-                    "sha256",
-                    "storage_name",
-                    "size",
-                    "pages",
-                    "rendered_at",
-                    *fields,
-                ]
-            )
+            document.save(update_fields=saved)
             ready(document)
     except BaseException:
         storage.delete(name)
@@ -334,14 +331,17 @@ def portfolio_report_request(
     channel: str,
     kind: str = PortfolioKind.ORGANIZATION,
 ) -> PortfolioReport:
-    """Queue a portfolio report of the member's organization in `language`: every member who
-    may read its assessments may ask for one."""
+    """Queue a portfolio report of the member's organization in `language` (`kind`: or, for a
+    consultancy, its overview across its clients): every member who may read its assessments
+    may ask for one."""
     member.require(Capability.VIEW)
     errors: dict[str, list[str]] = {}
     if language not in ReportLanguage.values:
         errors["language"] = [_("Choose English (en) or Traditional Chinese (zh-hant).")]
     if kind not in PortfolioKind.values:
         errors["kind"] = [_("Unknown kind of portfolio report.")]
+    elif kind == PortfolioKind.CONSULTANCY and not member.organization.is_consultancy:
+        errors["kind"] = [_("Only a consultancy has an overview across clients.")]
     if errors:
         raise ServiceError(errors)
     organization = member.organization
@@ -367,8 +367,19 @@ def portfolio_report_render(*, report_id: int) -> PortfolioReport | None:
     """Render a queued portfolio report (what its Celery task calls): the organization as it
     stands now, and what changed since its previous ready portfolio report of the same kind."""
 
-    def render(report: PortfolioReport, rendered_at: dt.datetime) -> tuple[RenderedReport, dict]:
+    def render(
+        report: PortfolioReport, rendered_at: dt.datetime
+    ) -> tuple[RenderedReport, dict[str, object]]:
         organization = Organization.objects.get(pk=report.organization_id)
+        if report.kind == PortfolioKind.CONSULTANCY:
+            # Counted when rendered: a client whose engagement ended since is left out.
+            overview, counted = consultancy_overview_context(
+                consultancy=organization,
+                language=report.language,
+                number=report.number,
+                generated_at=rendered_at,
+            )
+            return render_portfolio_report(overview), {"figures": counted}
         previous = (
             PortfolioReport.objects.filter(
                 organization=organization,

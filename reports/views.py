@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -26,7 +26,8 @@ from core.formats import format_datetime
 from core.web import add_errors, add_messages, error_summary
 
 from . import selectors, services
-from .models import GeneratedDocument, ReportLanguage
+from .models import GeneratedDocument, PortfolioKind, ReportLanguage
+from .portfolio_context import consultancy_overview_context
 
 
 def can_request_reports(org: OrgContext) -> bool:
@@ -153,6 +154,24 @@ class PortfolioReportRequestForm(forms.Form):
     language = forms.ChoiceField(label=gettext_lazy("Language"), choices=ReportLanguage.choices)
 
 
+def _portfolio_report_requested(
+    request: HttpRequest, org: OrgContext, form: PortfolioReportRequestForm, kind: str
+) -> HttpResponse | None:
+    """Queue the report the valid `form` asks for and go to its status page; None (with the
+    reason in the page's messages) when it is refused."""
+    try:
+        report = services.portfolio_report_request(
+            member=org, language=form.cleaned_data["language"], channel=Channel.WEB, kind=kind
+        )
+    except ServiceError as exc:
+        add_messages(request, exc)
+        return None
+    messages.success(
+        request, _("Portfolio report %(number)s is being generated.") % {"number": report.number}
+    )
+    return redirect("reports:portfolio_report_status", portfolio_report_id=report.pk)
+
+
 @member_page
 @require_http_methods(["GET", "POST"])
 def portfolio_reports(request: HttpRequest, org: OrgContext) -> HttpResponse:
@@ -162,18 +181,8 @@ def portfolio_reports(request: HttpRequest, org: OrgContext) -> HttpResponse:
         initial={"language": request.LANGUAGE_CODE},
     )
     if request.method == "POST" and form.is_valid():
-        try:
-            report = services.portfolio_report_request(
-                member=org, language=form.cleaned_data["language"], channel=Channel.WEB
-            )
-        except ServiceError as exc:
-            add_messages(request, exc)
-        else:
-            messages.success(
-                request,
-                _("Portfolio report %(number)s is being generated.") % {"number": report.number},
-            )
-            return redirect("reports:portfolio_report_status", portfolio_report_id=report.pk)
+        if requested := _portfolio_report_requested(request, org, form, PortfolioKind.ORGANIZATION):
+            return requested
     return render(
         request,
         "reports/portfolio_reports.html",
@@ -181,6 +190,40 @@ def portfolio_reports(request: HttpRequest, org: OrgContext) -> HttpResponse:
             "org": org,
             "form": form,
             "reports": selectors.portfolio_reports_for(organization=org.organization),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def client_overview(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    """A consultancy's clients, each one's figures now (counts only); POST asks for the
+    overview as a PDF. Another kind of organization has no such page (404)."""
+    if not org.organization.is_consultancy:
+        raise Http404
+    form = PortfolioReportRequestForm(
+        request.POST if request.method == "POST" else None,
+        initial={"language": request.LANGUAGE_CODE},
+    )
+    if request.method == "POST" and form.is_valid():
+        if requested := _portfolio_report_requested(request, org, form, PortfolioKind.CONSULTANCY):
+            return requested
+    language = request.LANGUAGE_CODE if request.LANGUAGE_CODE in ReportLanguage.values else "en"
+    overview, _figures = consultancy_overview_context(
+        consultancy=org.organization, language=language, number="", generated_at=timezone.now()
+    )
+    return render(
+        request,
+        "reports/client_overview.html",
+        {
+            "org": org,
+            "form": form,
+            "report": overview,
+            "L": overview.labels,
+            "reports": selectors.portfolio_reports_for(
+                organization=org.organization, kind=PortfolioKind.CONSULTANCY
+            ),
         },
         status=400 if form.errors else 200,
     )

@@ -157,6 +157,8 @@ MATRIX: dict[str, Rule] = {
     "reports:portfolio_reports": R(acme_object=False),
     "reports:portfolio_report_status": R(),
     "reports:portfolio_report_download": R(),
+    # a consultancy's page: Acme and Other Org are not consultancies (tests/reports covers one)
+    "reports:client_overview": R(roles=(), hidden_from=ACME_ROLES),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),

@@ -14,13 +14,17 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from accounts.models import ClientEngagement, OrganizationKind, User
+from accounts.services import organization_create
 from assessments import factories
 from assessments.models import Assessment, Channel, Vendor
 from assessments.presenters.formats import review_decision_label, severity_label
 from assessments.selectors import portfolio_standing
 from assessments.services.reviews import review_record, risk_decision_record
 from assessments.services.vendors import vendor_create
+from core.errors import ServiceError
 from reports.labels import LABELS
 from reports.models import PortfolioReport
 from reports.services import portfolio_report_request, report_file, report_verify
@@ -35,10 +39,15 @@ def squashed(text: str) -> str:
     return "".join(text.split())
 
 
-def request_report(personas, language: str, inline_tasks, user=None) -> PortfolioReport:
+def request_report(
+    personas, language: str, inline_tasks, user=None, kind: str = "organization"
+) -> PortfolioReport:
     with inline_tasks():
         report = portfolio_report_request(
-            member=member_of(user or personas.vic), language=language, channel=Channel.WEB
+            member=member_of(user or personas.vic),
+            language=language,
+            channel=Channel.WEB,
+            kind=kind,
         )
     report.refresh_from_db()
     assert report.status == "ready", report.error
@@ -210,3 +219,92 @@ def test_a_viewer_asks_for_one_from_the_dashboard_and_follows_its_status(
     assert report.sha256 and report.sha256 in status
     assert 'hx-trigger="every 3s"' not in status  # ready: no more polling
     assert viewer.post(reverse("reports:portfolio_reports"), {"language": "fr"}).status_code == 400
+
+
+# -- a consultancy's overview across its clients ---------------------------------------------
+
+
+@pytest.fixture
+def consultancy(personas):
+    """Kowloon Risk Advisory, a consultancy owned by Carol, engaged by Acme (active), Other Org
+    (ended) and Northwind (active, one vendor never scored)."""
+    firm = organization_create(
+        name="Kowloon Risk Advisory",
+        owner_email="carol@kra.test",
+        kind=OrganizationKind.CONSULTANCY,
+    )
+    carol = User.objects.get(email="carol@kra.test")
+    northwind = organization_create(name="Northwind Trading", owner_email="nora@northwind.test")
+    vendor_create(
+        organization=northwind,
+        actor=User.objects.get(email="nora@northwind.test"),
+        channel=Channel.WEB,
+        name="Unscored Vendor Ltd",
+    )
+    # Opened as the consultancy's own pages will open them (no service for it yet on this branch).
+    for client in (personas.acme, personas.other, northwind):
+        ClientEngagement.objects.create(consultancy=firm, client=client, opened_by=carol)
+    ClientEngagement.objects.filter(client=personas.other).update(ended_at=timezone.now())
+    return firm, carol, northwind
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hant"])
+def test_the_overview_shows_each_active_clients_figures_and_nothing_of_their_vendors(
+    scored, personas, consultancy, inline_tasks, language
+):
+    firm, carol, northwind = consultancy
+    report = request_report(personas, language, inline_tasks, user=carol, kind="consultancy")
+    assert report.kind == "consultancy"
+    text = "\n".join(pdf_text(report_file(report=report)))
+    flat = squashed(text)
+
+    for client in (personas.acme, northwind):
+        standing = portfolio_standing(
+            organization=client,
+            today=client.local_date(),
+            horizon_days=settings.DIGEST_HORIZON_DAYS,
+        )
+        tiers = f"{client.name}{len(standing.vendors)}" + "".join(
+            str(n) for n in standing.tier_counts().values()
+        )
+        deadlines = standing.deadlines
+        findings = (
+            client.name
+            + "".join(str(n) for n in standing.severity_counts().values())
+            + f"{len(standing.open_findings)}{len(deadlines.overdue)}"
+            + f"{len(deadlines.due_soon) + len(deadlines.reassessments_due)}"
+        )
+        assert squashed(tiers) in flat and squashed(findings) in flat, client.name
+    assert personas.other.name not in text  # its engagement has ended
+    assert str(report.figures["clients"][str(personas.acme.pk)]["severities"]["critical"]) in flat
+    # Figures only: no vendor, no rule, no evidence file of any client.
+    assert scored.vendor.name not in text and "Unscored Vendor Ltd" not in text
+    fired = findings_of(scored)
+    assert fired and not [rule for rule in fired if rule in flat]
+    assert ".log" not in text
+
+
+def test_only_a_consultancys_members_reach_its_overview(
+    catalog, personas, consultancy, inline_tasks
+):
+    firm, carol, northwind = consultancy
+    member = Client()
+    member.force_login(carol)
+    url = reverse("reports:client_overview")
+    page = member.get(url).content.decode()
+    assert northwind.name in page and personas.acme.name in page
+    assert personas.other.name not in page
+    with inline_tasks():
+        response = member.post(url, {"language": "en"})
+    report = PortfolioReport.objects.get(organization=firm)
+    assert response.status_code == 302 and report.kind == "consultancy"
+
+    # Acme's members (a client, not the consultancy) have no such page and cannot open it.
+    acme = Client()
+    acme.force_login(personas.alice)
+    assert acme.get(url).status_code == 404
+    assert acme.get(reverse("reports:portfolio_report_status", args=[report.pk])).status_code == 404
+    with pytest.raises(ServiceError):
+        portfolio_report_request(
+            member=member_of(personas.alice), language="en", channel=Channel.WEB, kind="consultancy"
+        )

@@ -31,7 +31,8 @@ from core.api.base import (
 from core.ids import MAX_ID
 
 from . import selectors, services
-from .models import Report, ReportLanguage
+from .models import PortfolioKind, PortfolioReport, Report, ReportLanguage
+from .responses import pdf_response
 
 
 class ReportRequestInputSerializer(InputSerializer):
@@ -160,9 +161,134 @@ class ReportDownload(OrganizationAPIView):
     )
     def get(self, request: Request, org: OrgContext, report_id: int) -> HttpResponse:
         report = selectors.report_get(organization=org.organization, report_id=report_id)
-        data = services.report_file(report=report)
-        response = HttpResponse(data, content_type="application/pdf")
-        response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        response["Cache-Control"] = "private, no-store"
-        return response
+        return pdf_response(report)
+
+
+# -- portfolio reports ---------------------------------------------------------------------
+
+
+class PortfolioReportRequestInputSerializer(InputSerializer):
+    language = serializers.ChoiceField(
+        choices=ReportLanguage.choices, help_text="`en` or `zh-hant`."
+    )
+    kind = serializers.ChoiceField(
+        choices=PortfolioKind.choices,
+        required=False,
+        default=PortfolioKind.ORGANIZATION,
+        help_text="`organization` (default): the organization's vendors; `consultancy`: a "
+        "consultancy's overview across its active clients (figures only).",
+    )
+
+
+class PortfolioReportSerializer(serializers.ModelSerializer):
+    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
+    previous = serializers.SerializerMethodField(
+        help_text="Number of the portfolio report the changes are counted from, if any."
+    )
+    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
+
+    class Meta:
+        model = PortfolioReport
+        fields = [
+            "id",
+            "number",
+            "kind",
+            "status",
+            "language",
+            "previous",
+            "sha256",
+            "size",
+            "pages",
+            "error",
+            "created_at",
+            "rendered_at",
+            "download",
+        ]
+        read_only_fields = fields
+
+    def get_sha256(self, report: PortfolioReport) -> str | None:
+        return report.sha256 or None
+
+    def get_previous(self, report: PortfolioReport) -> str | None:
+        return report.previous.number if report.previous is not None else None
+
+    def get_download(self, report: PortfolioReport) -> str | None:
+        if not report.is_ready:
+            return None
+        path = reverse("api:portfolio-report-download", kwargs={"portfolio_report_id": report.pk})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class PortfolioReports(OrganizationAPIView):
+    """Request a portfolio report of the organization."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"POST": Capability.VIEW}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Generate a portfolio report",
+        description="Queues the rendering (202) of a PDF across the organization's vendors — "
+        "tiers, open findings by severity, decisions and their expiries, overdue and due-soon "
+        "items, changes since the previous one — or, for a consultancy, its overview across "
+        "its clients. Follow it at `GET portfolio-reports/{id}/`. Every member.",
+        request=PortfolioReportRequestInputSerializer,
+        responses={
+            202: PortfolioReportSerializer,
+            **error_responses(401, 403),
+            **invalid_input("`kind`: only a consultancy has an overview across clients."),
+        },
+    )
+    def post(self, request: Request, org: OrgContext) -> Response:
+        serializer = PortfolioReportRequestInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        report = services.portfolio_report_request(
+            member=org,
+            language=serializer.validated_data["language"],
+            kind=serializer.validated_data["kind"],
+            channel=Channel.API,
+        )
+        return Response(
+            PortfolioReportSerializer(report, context={"request": request}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class PortfolioReportDetail(OrganizationAPIView):
+    """One portfolio report: its status, and its SHA-256 and download address once ready."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="A portfolio report's status",
+        description="`status` is queued, rendering, ready or failed (`error` says why).",
+        responses={200: PortfolioReportSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> Response:
+        report = selectors.portfolio_report_get(
+            organization=org.organization, report_id=portfolio_report_id
+        )
+        return Response(PortfolioReportSerializer(report, context={"request": request}).data)
+
+
+class PortfolioReportDownload(OrganizationAPIView):
+    """The PDF of a ready portfolio report, byte for byte as generated."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Download a portfolio report",
+        description="The stored PDF (`Content-Disposition: attachment`); 409 until ready.",
+        responses={
+            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
+            **error_responses(401, 403, 404, 409),
+        },
+    )
+    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> HttpResponse:
+        report = selectors.portfolio_report_get(
+            organization=org.organization, report_id=portfolio_report_id
+        )
+        return pdf_response(report)

@@ -121,7 +121,10 @@ class Changes:
 
 
 @dataclass(frozen=True)
-class PortfolioReportContext:
+class Frame:
+    """What every portfolio PDF prints around its figures: its language and labels, number,
+    title, dates, brand and how to verify it."""
+
     language: str
     html_lang: str
     labels: Mapping[str, str]
@@ -131,8 +134,44 @@ class PortfolioReportContext:
     generated_on: str
     generated_at: str
     generated_at_iso: str
-    as_of: str
     branding: Branding
+    verification_text: str
+    verification_url: str
+
+
+def frame_fields(
+    organization: Organization,
+    *,
+    language: str,
+    number: str,
+    generated_at: dt.datetime,
+    title: str,
+) -> dict[str, Any]:
+    """The `Frame` fields of a PDF of `organization` titled `title` (on its clock)."""
+    labels = labels_for(language)
+    with timezone.override(organization.time_zone):
+        generated = timezone.localtime(generated_at)
+    return {
+        "language": language,
+        "html_lang": HTML_LANG[language],
+        "labels": labels,
+        "number": number,
+        "title": f"{number} · {organization.name} · {title}",
+        "subject": f"{title}{labels['colon']}{organization.name}",
+        "generated_on": format_date(generated, language),
+        "generated_at": format_datetime(generated, language),
+        "generated_at_iso": generated.isoformat(timespec="seconds"),
+        "branding": _branding(organization),
+        "verification_text": labels["verification_portfolio"].format(
+            organization=organization.name
+        ),
+        "verification_url": verification_url(),
+    }
+
+
+@dataclass(frozen=True)
+class PortfolioReportContext(Frame):
+    as_of: str
     vendor_count: int
     tiers: tuple[CountRow, ...]
     severities: tuple[CountRow, ...]
@@ -145,8 +184,6 @@ class PortfolioReportContext:
     due_soon_heading: str
     changes: Changes | None  # None: the organization's first portfolio report
     changes_intro: str
-    verification_text: str
-    verification_url: str
 
 
 # -- figures: what a report counted, and the changes between two ----------------------------
@@ -285,7 +322,6 @@ def _context(
     changes: Changes | None,
 ) -> PortfolioReportContext:
     labels = labels_for(language)
-    generated = timezone.localtime(generated_at)
     today, horizon = standing.today, standing.deadlines
     tiers = standing.tier_counts()
     severities = standing.severity_counts()
@@ -311,17 +347,14 @@ def _context(
         )
 
     return PortfolioReportContext(
-        language=language,
-        html_lang=HTML_LANG[language],
-        labels=labels,
-        number=number,
-        title=f"{number} · {organization.name} · {labels['portfolio_title']}",
-        subject=f"{labels['portfolio_title']}{labels['colon']}{organization.name}",
-        generated_on=format_date(generated, language),
-        generated_at=format_datetime(generated, language),
-        generated_at_iso=generated.isoformat(timespec="seconds"),
+        **frame_fields(
+            organization,
+            language=language,
+            number=number,
+            generated_at=generated_at,
+            title=labels["portfolio_title"],
+        ),
         as_of=format_date(today, language),
-        branding=_branding(organization),
         vendor_count=len(standing.vendors),
         tiers=tuple(CountRow(tier or "none", tier_label(tier), n) for tier, n in tiers.items()),
         severities=tuple(
@@ -400,8 +433,6 @@ def _context(
             if changes is not None
             else labels["first_report"]
         ),
-        verification_text=labels["verification_portfolio"].format(organization=organization.name),
-        verification_url=verification_url(),
     )
 
 
@@ -476,23 +507,11 @@ def client_rows(figures: list[ClientFigures], language: str) -> tuple[ClientRow,
 
 
 @dataclass(frozen=True)
-class OverviewContext:
-    language: str
-    html_lang: str
-    labels: Mapping[str, str]
-    number: str
-    title: str
-    subject: str
-    generated_on: str
-    generated_at: str
-    generated_at_iso: str
-    branding: Branding
+class OverviewContext(Frame):
     clients: tuple[ClientRow, ...]
     tier_labels: tuple[str, ...]
     severity_labels: tuple[str, ...]
     due_soon_heading: str
-    verification_text: str
-    verification_url: str
 
 
 def consultancy_overview_context(
@@ -501,30 +520,21 @@ def consultancy_overview_context(
     """The overview across the consultancy's active clients, and the figures it counted."""
     labels = labels_for(language)
     figures = client_figures(consultancy=consultancy, at=generated_at)
-    rows = client_rows(figures, language)
-    with timezone.override(consultancy.time_zone):
-        generated = timezone.localtime(generated_at)
-    title = labels["overview_title"]
     context = OverviewContext(
-        language=language,
-        html_lang=HTML_LANG[language],
-        labels=labels,
-        number=number,
-        title=f"{number} · {consultancy.name} · {title}",
-        subject=f"{title}{labels['colon']}{consultancy.name}",
-        generated_on=format_date(generated, language),
-        generated_at=format_datetime(generated, language),
-        generated_at_iso=generated.isoformat(timespec="seconds"),
-        branding=_branding(consultancy),
-        clients=rows,
+        **frame_fields(
+            consultancy,
+            language=language,
+            number=number,
+            generated_at=generated_at,
+            title=labels["overview_title"],
+        ),
+        clients=client_rows(figures, language),
         tier_labels=tuple(
             severity_label(tier, language) if tier else labels["not_scored"]
             for tier in (*RiskTier.values, "")
         ),
         severity_labels=tuple(severity_label(s, language) for s in RiskTier.values),
         due_soon_heading=labels["due_soon_heading"].format(days=settings.DIGEST_HORIZON_DAYS),
-        verification_text=labels["verification_portfolio"].format(organization=consultancy.name),
-        verification_url=verification_url(),
     )
     counted = {
         "clients": {

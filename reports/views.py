@@ -28,6 +28,7 @@ from core.web import add_errors, add_messages, error_summary
 from . import selectors, services
 from .models import GeneratedDocument, PortfolioKind, ReportLanguage
 from .portfolio_context import consultancy_overview_context
+from .responses import pdf_response
 
 
 def can_request_reports(org: OrgContext) -> bool:
@@ -139,15 +140,10 @@ def _pdf_download(
         messages.error(request, _("This report is not ready to download."))
         return redirect(status_page, **{id_name: report.pk})
     try:
-        data = services.report_file(report=report)
+        return pdf_response(report)
     except (services.ReportIntegrityError, StorageUnavailableError) as exc:
         add_messages(request, exc)
         return redirect(status_page, **{id_name: report.pk})
-    response = HttpResponse(data, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, no-store"
-    return response
 
 
 class PortfolioReportRequestForm(forms.Form):

@@ -162,6 +162,9 @@ MATRIX: dict[str, Rule] = {
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
+    "api:portfolio-reports": R("POST", kind="api", acme_object=False),
+    "api:portfolio-report-detail": R(kind="api"),
+    "api:portfolio-report-download": R(kind="api"),
     # the isolation probe
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),

@@ -201,6 +201,18 @@ def test_other_organizations_cannot_see_or_verify_a_portfolio_report(
     verified = viewer.post(reverse("reports:verify"), {"file": upload()})
     assert report.number in verified.content.decode()
 
+    # The API: the same report, the same bytes; another organization's is not found.
+    detail = viewer.get(reverse("api:portfolio-report-detail", args=[report.pk])).json()
+    assert detail["sha256"] == report.sha256 and detail["number"] == report.number
+    assert viewer.get(detail["download"]).content == pdf
+    assert outsider.get(reverse("api:portfolio-report-detail", args=[report.pk])).status_code == 404
+    refused = viewer.post(
+        reverse("api:portfolio-reports"),
+        {"language": "en", "kind": "consultancy"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "kind" in refused.json()["errors"]
+
 
 def test_a_viewer_asks_for_one_from_the_dashboard_and_follows_its_status(
     catalog, personas, inline_tasks

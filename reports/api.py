@@ -31,7 +31,7 @@ from core.api.base import (
 from core.ids import MAX_ID
 
 from . import selectors, services
-from .models import PortfolioKind, PortfolioReport, Report, ReportLanguage
+from .models import GeneratedDocument, PortfolioKind, PortfolioReport, Report, ReportLanguage
 from .responses import pdf_response
 
 
@@ -48,12 +48,38 @@ class ReportRequestInputSerializer(InputSerializer):
     )
 
 
-class ReportSerializer(serializers.ModelSerializer):
+STATUS_DESCRIPTION = "`status` is queued, rendering, ready or failed (`error` says why)."
+DOWNLOAD_DESCRIPTION = "The stored PDF (`Content-Disposition: attachment`); 409 until ready."
+DOWNLOAD_RESPONSES: dict[Any, Any] = {
+    (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
+    **error_responses(401, 403, 404, 409),
+}
+
+
+class GeneratedDocumentSerializer(serializers.ModelSerializer):
+    """What every report's representation has: its SHA-256 and download address once ready."""
+
+    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
+    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
+    # The download endpoint's name, and its argument's.
+    download_route: ClassVar[tuple[str, str]] = ("api:report-download", "report_id")
+
+    def get_sha256(self, report: GeneratedDocument) -> str | None:
+        return report.sha256 or None
+
+    def get_download(self, report: GeneratedDocument) -> str | None:
+        if not report.is_ready:
+            return None
+        name, argument = self.download_route
+        path = reverse(name, kwargs={argument: report.pk})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class ReportSerializer(GeneratedDocumentSerializer):
     assessment = serializers.IntegerField(source="assessment_id")
     run = serializers.IntegerField(source="run_id")
     ruleset = serializers.CharField(source="run.ruleset.key", help_text="slug@version")
-    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
-    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
 
     class Meta:
         model = Report
@@ -74,16 +100,6 @@ class ReportSerializer(serializers.ModelSerializer):
             "download",
         ]
         read_only_fields = fields
-
-    def get_sha256(self, report: Report) -> str | None:
-        return report.sha256 or None
-
-    def get_download(self, report: Report) -> str | None:
-        if not report.is_ready:
-            return None
-        path = reverse("api:report-download", kwargs={"report_id": report.pk})
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
 
 
 class AssessmentReports(OrganizationAPIView):
@@ -136,7 +152,7 @@ class ReportDetail(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="A report's status",
-        description="`status` is queued, rendering, ready or failed (`error` says why).",
+        description=STATUS_DESCRIPTION,
         responses={200: ReportSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, org: OrgContext, report_id: int) -> Response:
@@ -153,11 +169,8 @@ class ReportDownload(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="Download a report",
-        description="The stored PDF (`Content-Disposition: attachment`); 409 until ready.",
-        responses={
-            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
-            **error_responses(401, 403, 404, 409),
-        },
+        description=DOWNLOAD_DESCRIPTION,
+        responses=DOWNLOAD_RESPONSES,
     )
     def get(self, request: Request, org: OrgContext, report_id: int) -> HttpResponse:
         report = selectors.report_get(organization=org.organization, report_id=report_id)
@@ -180,12 +193,11 @@ class PortfolioReportRequestInputSerializer(InputSerializer):
     )
 
 
-class PortfolioReportSerializer(serializers.ModelSerializer):
-    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
+class PortfolioReportSerializer(GeneratedDocumentSerializer):
     previous = serializers.SerializerMethodField(
         help_text="Number of the portfolio report the changes are counted from, if any."
     )
-    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
+    download_route = ("api:portfolio-report-download", "portfolio_report_id")
 
     class Meta:
         model = PortfolioReport
@@ -206,18 +218,8 @@ class PortfolioReportSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_sha256(self, report: PortfolioReport) -> str | None:
-        return report.sha256 or None
-
     def get_previous(self, report: PortfolioReport) -> str | None:
         return report.previous.number if report.previous is not None else None
-
-    def get_download(self, report: PortfolioReport) -> str | None:
-        if not report.is_ready:
-            return None
-        path = reverse("api:portfolio-report-download", kwargs={"portfolio_report_id": report.pk})
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
 
 
 class PortfolioReports(OrganizationAPIView):
@@ -262,7 +264,7 @@ class PortfolioReportDetail(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="A portfolio report's status",
-        description="`status` is queued, rendering, ready or failed (`error` says why).",
+        description=STATUS_DESCRIPTION,
         responses={200: PortfolioReportSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> Response:
@@ -281,11 +283,8 @@ class PortfolioReportDownload(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="Download a portfolio report",
-        description="The stored PDF (`Content-Disposition: attachment`); 409 until ready.",
-        responses={
-            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
-            **error_responses(401, 403, 404, 409),
-        },
+        description=DOWNLOAD_DESCRIPTION,
+        responses=DOWNLOAD_RESPONSES,
     )
     def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> HttpResponse:
         report = selectors.portfolio_report_get(

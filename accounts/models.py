@@ -1,3 +1,4 @@
+import base64
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -182,8 +183,35 @@ class Organization(models.Model):
         return bool(self.logo_content_type)
 
     @property
+    def logo_data_uri(self) -> str | None:
+        """The logo inlined as a data: URI (None without one), for the outputs that must fetch
+        nothing: the PDF renderer, and the vendor portal's header (no route reaches the logo
+        with a vendor's link)."""
+        if not (self.has_logo and self.logo):
+            return None
+        encoded = base64.b64encode(bytes(self.logo)).decode("ascii")
+        return f"data:{self.logo_content_type};base64,{encoded}"
+
+    @property
     def is_consultancy(self) -> bool:
         return self.kind == OrganizationKind.CONSULTANCY
+
+    def prepared_by(self) -> "Organization | None":
+        """The consultancy that prepares this organization's outputs ("prepared by …" on its
+        reports, emails and vendor pages): the one whose engagement is active, else None. Its
+        logo is read when asked for (a page that only names it does not load it)."""
+        return (
+            Organization.objects.filter(
+                client_engagements__client=self, client_engagements__ended_at__isnull=True
+            )
+            .defer("logo")
+            .first()
+        )
+
+    @property
+    def email_sender(self) -> str:
+        """The name the organization's emails come from (the address stays the operator's)."""
+        return self.email_sender_name or self.display_name
 
 
 class ClientEngagement(models.Model):

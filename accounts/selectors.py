@@ -101,9 +101,6 @@ def engagement_of(*, client: Organization) -> ClientEngagement | None:
 
 
 def preparing_consultancy(*, organization: Organization) -> Organization | None:
-    """The consultancy that prepares the organization's outputs ("prepared by …" on reports,
-    emails and the vendor portal): the one whose engagement is active, else None. Loaded with
-    its logo, for the outputs that print it."""
-    return Organization.objects.filter(
-        client_engagements__client=organization, client_engagements__ended_at__isnull=True
-    ).first()
+    """The consultancy that prepares the organization's outputs (`Organization.prepared_by`):
+    the one whose engagement is active, else None."""
+    return organization.prepared_by()

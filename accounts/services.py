@@ -84,10 +84,14 @@ def organization_update_branding(
     logo: bytes | None = None,
     remove_logo: bool = False,
     time_zone: str | None = None,
+    email_sender_name: str | None = None,
+    email_reply_to: str | None = None,
 ) -> Organization:
     """Change how reports present the organization. ``logo`` replaces the current one;
     ``time_zone`` (an IANA name; None leaves it) is the clock of its pages, reports and
-    emails."""
+    emails; ``email_sender_name`` and ``email_reply_to`` (None leaves them, "" clears) are the
+    name its emails come from and the address replies go to (the envelope stays the
+    operator's)."""
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_BRANDING
     )
@@ -114,6 +118,16 @@ def organization_update_branding(
             validate_time_zone(time_zone)
         except ValidationError as error:
             errors["time_zone"] = error.messages
+    if email_sender_name is not None:
+        email_sender_name = email_sender_name.strip()
+        limit = Organization._meta.get_field("email_sender_name").max_length
+        if problems := text_errors(email_sender_name, max_length=limit):
+            errors["email_sender_name"] = list(problems)
+    if email_reply_to:
+        try:
+            email_reply_to = _normalized_email(email_reply_to, field="email_reply_to")
+        except ServiceError as error:
+            errors.update(error.errors)
     if errors:
         raise ServiceError(errors)
 
@@ -131,6 +145,12 @@ def organization_update_branding(
     if time_zone is not None:
         organization.time_zone = time_zone
         update_fields.append("time_zone")
+    if email_sender_name is not None:
+        organization.email_sender_name = email_sender_name
+        update_fields.append("email_sender_name")
+    if email_reply_to is not None:
+        organization.email_reply_to = email_reply_to.strip()
+        update_fields.append("email_reply_to")
     organization.save(update_fields=update_fields)
     return organization
 

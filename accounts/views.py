@@ -43,6 +43,7 @@ from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
     api_tokens_for,
     api_tokens_of_organization,
+    engagement_of,
     invitations_for_user,
     members_of,
     memberships_for_user,
@@ -60,13 +61,14 @@ from accounts.services import (
 from accounts.tasks import send_password_reset
 from accounts.tenancy import (
     OrgContext,
+    member_page_context,
     org_context_for,
     org_context_for_request,
     switch_organization,
 )
 from core.errors import ServiceError
 from core.queueing import publish
-from core.web import add_errors, confirm_page, error_summary
+from core.web import add_errors, confirm_page, error_summary, logo_response
 
 from .decorators import member_page, respond_in_language
 
@@ -259,7 +261,7 @@ def tokens(request: HttpRequest, context: OrgContext) -> HttpResponse:
         request,
         "accounts/tokens.html",
         {
-            **_page_context(context),
+            **member_page_context(context),
             "form": form,
             "error_summary": error_summary(form),
             "new_key": new_key,
@@ -406,8 +408,9 @@ def _render_members(
         request,
         "accounts/members.html",
         {
-            **_page_context(context),
+            **member_page_context(context),
             "members": members_of(organization=context.organization),
+            "engagement": engagement_of(client=context.organization),
             "add_form": add_form,
             "role_choices": Role.choices,
             "page_errors": page_errors,
@@ -430,6 +433,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
             "report_display_name": organization.report_display_name,
             "brand_colour": organization.brand_colour,
             "time_zone": organization.time_zone,
+            "email_sender_name": organization.email_sender_name,
+            "email_reply_to": organization.email_reply_to,
         },
     )
     status = 200
@@ -444,6 +449,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
                     logo=form.cleaned_data["logo"],
                     remove_logo=form.cleaned_data["remove_logo"],
                     time_zone=form.cleaned_data["time_zone"] or None,
+                    email_sender_name=form.cleaned_data["email_sender_name"],
+                    email_reply_to=form.cleaned_data["email_reply_to"],
                 )
             except ServiceError as error:
                 add_errors(form, error)
@@ -454,7 +461,7 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
     return render(
         request,
         "accounts/branding.html",
-        {**_page_context(context), "form": form, "error_summary": error_summary(form)},
+        {**member_page_context(context), "form": form, "error_summary": error_summary(form)},
         status=status,
     )
 
@@ -469,12 +476,7 @@ def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
     )
     if not organization.has_logo:
         raise Http404
-    response = HttpResponse(bytes(organization.logo), content_type=organization.logo_content_type)
-    response["X-Content-Type-Options"] = "nosniff"
-    # An SVG opened directly must not run anything, even if validation missed something.
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
-    response["Cache-Control"] = "private, max-age=300"
-    return response
+    return logo_response(organization)
 
 
 # Helpers -------------------------------------------------------------------------------
@@ -483,17 +485,6 @@ def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
 def _posted(request: HttpRequest) -> QueryDict | None:
     """The POST data to bind a form to, or None on GET (an empty POST is still a POST)."""
     return request.POST if request.method == "POST" else None
-
-
-def _page_context(context: OrgContext) -> dict[str, object]:
-    return {
-        "org_context": context,
-        "organization": context.organization,
-        "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
-        "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
-        "can_manage_policy": context.can(Capability.MANAGE_POLICY),
-        "can_manage_webhooks": context.can(Capability.MANAGE_WEBHOOKS),
-    }
 
 
 def _all_errors(form: Form) -> list[str]:

@@ -36,8 +36,10 @@ class GeneratedDocument(models.Model):
     and verifies them all the same way)."""
 
     language = models.CharField(_("language"), max_length=10, choices=ReportLanguage.choices)
-    # Human and unique: AVIA-2026-000123 (see services.report_number_allocate).
-    number = models.CharField(_("report number"), max_length=32, unique=True)
+    # Human, and unique within the organization: AVIA-2026-000123, counted per organization
+    # and year (see services.report_number_allocate), so a number says nothing of another
+    # organization's volume. Reports numbered before that keep their (then global) numbers.
+    number = models.CharField(_("report number"), max_length=32)
     status = models.CharField(
         _("status"), max_length=10, choices=ReportStatus.choices, default=ReportStatus.QUEUED
     )
@@ -113,7 +115,12 @@ class Report(GeneratedDocument):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["organization", "sha256"], name="reports_org_sha256")]
-        constraints = _document_constraints("reports")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "number"], name="reports_number_unique_per_org"
+            ),
+            *_document_constraints("reports"),
+        ]
 
 
 class PortfolioKind(models.TextChoices):
@@ -146,6 +153,10 @@ class PortfolioReport(GeneratedDocument):
             models.Index(fields=["organization", "sha256"], name="portfolio_reports_org_sha256")
         ]
         constraints = [
+            # The number comes from the same sequence as the organization's other reports.
+            models.UniqueConstraint(
+                fields=["organization", "number"], name="portfolio_reports_number_unique_per_org"
+            ),
             *_document_constraints("portfolio_reports"),
             models.CheckConstraint(
                 condition=models.Q(kind__in=PortfolioKind.values),
@@ -155,15 +166,26 @@ class PortfolioReport(GeneratedDocument):
 
 
 class ReportNumberSequence(models.Model):
-    """The last report number given out in a year (AVIA-<year>-<last>).
+    """The last report number an organization gave out in a year (AVIA-<year>-<last>).
 
     Incremented with a single UPDATE ... SET last = last + 1 inside the requesting
     transaction, which takes the row lock: two concurrent requests can never get the same
-    number, on SQLite or PostgreSQL. `Report.number` is unique as the last line of defence.
+    number, on SQLite or PostgreSQL. (organization, number) is unique on `Report` as the last
+    line of defence.
     """
 
-    year = models.PositiveIntegerField(primary_key=True)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="report_number_sequences"
+    )
+    year = models.PositiveIntegerField()
     last = models.PositiveIntegerField(default=0)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "year"], name="reports_sequence_one_per_org_and_year"
+            )
+        ]
+
     def __str__(self) -> str:
-        return f"{self.year}: {self.last}"
+        return f"{self.organization_id} {self.year}: {self.last}"

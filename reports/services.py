@@ -29,6 +29,7 @@ from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.services.webhook_events import assessment_event
+from core.db import create_once
 from core.errors import ConflictError, ServiceError, StorageUnavailableError
 from core.queueing import publish_on_commit
 from core.storage import REMOTE_ERRORS, write_atomically
@@ -96,15 +97,18 @@ class ReportIntegrityError(ConflictError):
 # -- requesting ----------------------------------------------------------------------------
 
 
-def report_number_allocate(*, year: int) -> str:
-    """The next report number of `year`, e.g. AVIA-2026-000123. Call inside a transaction.
+def report_number_allocate(*, organization: Organization, year: int) -> str:
+    """The organization's next report number of `year`, e.g. AVIA-2026-000123: numbers run per
+    organization, so they tell nothing of another's volume. Call inside a transaction.
 
-    The UPDATE ... SET last = last + 1 locks the year's row until the transaction ends, so
-    concurrent requests queue up and never share a number; `Report.number` is unique too.
+    The UPDATE ... SET last = last + 1 locks the row until the transaction ends, so concurrent
+    requests queue up and never share a number; (organization, number) is unique too.
     """
-    ReportNumberSequence.objects.get_or_create(year=year)
-    ReportNumberSequence.objects.filter(year=year).update(last=F("last") + 1)
-    last = ReportNumberSequence.objects.values_list("last", flat=True).get(year=year)
+    sequence = ReportNumberSequence.objects.filter(organization=organization, year=year)
+    if not sequence.update(last=F("last") + 1):
+        create_once(ReportNumberSequence, organization=organization, year=year)
+        sequence.update(last=F("last") + 1)
+    last = sequence.values_list("last", flat=True).get()
     return f"{NUMBER_PREFIX}-{year}-{last:06d}"
 
 
@@ -140,7 +144,10 @@ def report_request(
         assessment=assessment,
         run=run,
         language=language,
-        number=report_number_allocate(year=timezone.localdate().year),
+        number=report_number_allocate(
+            organization=assessment.organization,
+            year=assessment.organization.local_date().year,
+        ),
         requested_by=actor,
         include_threads=include_threads,
     )
@@ -349,7 +356,9 @@ def portfolio_report_request(
         organization=organization,
         kind=kind,
         language=language,
-        number=report_number_allocate(year=timezone.localdate().year),
+        number=report_number_allocate(
+            organization=organization, year=organization.local_date().year
+        ),
         requested_by=member.user,
     )
     audit_record(

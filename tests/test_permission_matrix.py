@@ -22,11 +22,12 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
-from accounts.models import ApiToken, Membership
+from accounts.models import ApiToken, Membership, Organization, OrganizationKind
 from accounts.services import api_token_create, membership_add, organization_update_branding
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
+from assessments.services.clients import client_open
 from assessments.services.evidence import evidence_add
 from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
@@ -100,6 +101,10 @@ MATRIX: dict[str, Rule] = {
     "assessments:review": R("POST", roles=("owner", "reviewer")),
     "assessments:thread": R("POST", roles=("owner", "assessor")),
     "assessments:thread_status": R("POST", roles=("owner", "assessor")),
+    # consultancies (Acme is one in this world): its clients, copying, a client ending access
+    "assessments:clients": R(),
+    "assessments:client_copy": R(roles=("owner",)),
+    "assessments:client_engagement_end": R("POST", roles=("owner",)),
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
@@ -157,8 +162,9 @@ MATRIX: dict[str, Rule] = {
     "reports:portfolio_reports": R(acme_object=False),
     "reports:portfolio_report_status": R(),
     "reports:portfolio_report_download": R(),
-    # a consultancy's page: Acme and Other Org are not consultancies (tests/reports covers one)
-    "reports:client_overview": R(roles=(), hidden_from=ACME_ROLES),
+    # a consultancy's overview across its clients: every member of Acme (a consultancy in this
+    # world) reads it; Other Org is no consultancy, so its owner (the outsider) finds none (404)
+    "reports:client_overview": R(),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
@@ -212,6 +218,8 @@ MATRIX: dict[str, Rule] = {
     "portal:autosave": R("POST", kind="portal"),
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
+    "portal:brand_stylesheet": R(kind="portal"),
+    "portal:logo": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
     "portal:configuration_change": R("POST", kind="portal"),
     "portal:thread": R(kind="portal"),
@@ -276,6 +284,8 @@ def world(django_db_setup, django_db_blocker, world_media):
         call_command("load_catalog", stdout=io.StringIO())
         personas = make_personas()
         acme, other = personas.acme, personas.other
+        # Acme is a consultancy: its clients' pages are walked too.
+        Organization.objects.filter(pk=acme.pk).update(kind=OrganizationKind.CONSULTANCY)
         answers = launch_answer_file()["answers"]
 
         def scored_assessment(organization, actor, thread_code):
@@ -542,6 +552,41 @@ def test_api_tokens_act_only_within_their_organization(world):
         client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_a_consultancys_member_reaches_only_the_clients_they_belong_to(world):
+    """Acme (a consultancy) opens a client: Alice, who opened it, reaches every page of the
+    client; Ava, Acme's assessor who is no member of the client, gets a 404 on each of them."""
+    client_org = client_open(
+        member=member_of(world.personas.alice, world.personas.acme),
+        name="Matrix Client",
+        channel=Channel.WEB,
+    )
+    slug_pages = [
+        name
+        for name, rule in MATRIX.items()
+        if rule.kind == "web" and "organization_slug" in _kwargs_of(name)
+    ]
+    assert "assessments:client_copy" in slug_pages
+    for persona in ("assessor", "owner"):
+        browser = Client()
+        browser.force_login(world.users[persona])
+        for name in slug_pages:
+            needed = _kwargs_of(name)
+            if persona == "owner" and (
+                set(needed) - {"organization_slug"} or name == "accounts:logo"
+            ):
+                continue  # Acme's objects (a member, a token) are not the client's; no logo
+            kwargs = {**world.kwargs, "organization_slug": client_org.slug}
+            url = reverse(name, kwargs={key: kwargs[key] for key in needed})
+            status = request(browser, name, url, world).status_code
+            if persona == "assessor":
+                assert status == 404, f"{name}: Acme's assessor got {status} in the client"
+            else:
+                assert status != 404 and status < 500, f"{name}: its owner got {status}"
+        linked = browser.get(f"/?org={client_org.slug}").status_code
+        assert linked == (404 if persona == "assessor" else 200)
 
 
 PORTAL = [name for name, rule in MATRIX.items() if rule.kind == "portal"]

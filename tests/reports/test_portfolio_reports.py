@@ -8,20 +8,22 @@ Rendering is real (WeasyPrint), through request → eager task → stored file �
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
-from accounts.models import ClientEngagement, OrganizationKind, User
-from accounts.services import organization_create
+from accounts.models import Organization, OrganizationKind, User
+from accounts.roles import Role
+from accounts.services import membership_add, organization_create
 from assessments import factories
 from assessments.models import Assessment, Channel, Vendor
 from assessments.presenters.formats import review_decision_label, severity_label
 from assessments.selectors import portfolio_standing
+from assessments.services.clients import client_engagement_end, client_open
 from assessments.services.reviews import review_record, risk_decision_record
 from assessments.services.vendors import vendor_create
 from core.errors import ServiceError
@@ -236,41 +238,55 @@ def test_a_viewer_asks_for_one_from_the_dashboard_and_follows_its_status(
 # -- a consultancy's overview across its clients ---------------------------------------------
 
 
+@dataclass(frozen=True)
+class Practice:
+    firm: Organization
+    carol: User  # the consultancy's owner, who opened the clients
+    viola: User  # a viewer of the consultancy, member of no client
+    harbour: Organization  # active, one scored vendor
+    northwind: Organization  # active, one vendor never scored
+    former: Organization  # its own owner ended the engagement
+    scored: Assessment
+
+
 @pytest.fixture
-def consultancy(personas):
-    """Kowloon Risk Advisory, a consultancy owned by Carol, engaged by Acme (active), Other Org
-    (ended) and Northwind (active, one vendor never scored)."""
+def practice(catalog, personas) -> Practice:
+    """Kowloon Risk Advisory and its clients, opened and ended through the services."""
     firm = organization_create(
         name="Kowloon Risk Advisory",
         owner_email="carol@kra.test",
         kind=OrganizationKind.CONSULTANCY,
     )
     carol = User.objects.get(email="carol@kra.test")
-    northwind = organization_create(name="Northwind Trading", owner_email="nora@northwind.test")
-    vendor_create(
-        organization=northwind,
-        actor=User.objects.get(email="nora@northwind.test"),
-        channel=Channel.WEB,
-        name="Unscored Vendor Ltd",
+    viola = membership_add(
+        organization=firm, email="viola@kra.test", role=Role.VIEWER, actor=carol
+    ).user
+    in_firm = member_of(carol, firm)
+    harbour, northwind, former = (
+        client_open(member=in_firm, name=name, channel=Channel.WEB)
+        for name in ("Harbour Bank", "Northwind Trading", "Former Client Ltd")
     )
-    # Opened as the consultancy's own pages will open them (no service for it yet on this branch).
-    for client in (personas.acme, personas.other, northwind):
-        ClientEngagement.objects.create(consultancy=firm, client=client, opened_by=carol)
-    ClientEngagement.objects.filter(client=personas.other).update(ended_at=timezone.now())
-    return firm, carol, northwind
+    scored = factories.incident_assessment(member=member_of(carol, harbour))
+    vendor_create(organization=northwind, actor=carol, channel=Channel.WEB, name="Unscored Ltd")
+    fay = membership_add(
+        organization=former, email="fay@former.test", role=Role.OWNER, actor=carol
+    ).user
+    client_engagement_end(member=member_of(fay, former), channel=Channel.WEB)
+    return Practice(firm, carol, viola, harbour, northwind, former, scored)
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hant"])
 def test_the_overview_shows_each_active_clients_figures_and_nothing_of_their_vendors(
-    scored, personas, consultancy, inline_tasks, language
+    practice, personas, inline_tasks, language
 ):
-    firm, carol, northwind = consultancy
-    report = request_report(personas, language, inline_tasks, user=carol, kind="consultancy")
+    report = request_report(
+        personas, language, inline_tasks, user=practice.viola, kind="consultancy"
+    )
     assert report.kind == "consultancy"
     text = "\n".join(pdf_text(report_file(report=report)))
     flat = squashed(text)
 
-    for client in (personas.acme, northwind):
+    for client in (practice.harbour, practice.northwind):
         standing = portfolio_standing(
             organization=client,
             today=client.local_date(),
@@ -287,31 +303,28 @@ def test_the_overview_shows_each_active_clients_figures_and_nothing_of_their_ven
             + f"{len(deadlines.due_soon) + len(deadlines.reassessments_due)}"
         )
         assert squashed(tiers) in flat and squashed(findings) in flat, client.name
-    assert personas.other.name not in text  # its engagement has ended
-    assert str(report.figures["clients"][str(personas.acme.pk)]["severities"]["critical"]) in flat
+    assert squashed(practice.former.name) not in flat  # its engagement has ended
+    assert squashed(personas.acme.name) not in flat  # never a client
     # Figures only: no vendor, no rule, no evidence file of any client.
-    assert scored.vendor.name not in text and "Unscored Vendor Ltd" not in text
-    fired = findings_of(scored)
+    assert squashed(practice.scored.vendor.name) not in flat and "UnscoredLtd" not in flat
+    fired = findings_of(practice.scored)
     assert fired and not [rule for rule in fired if rule in flat]
     assert ".log" not in text
 
 
-def test_only_a_consultancys_members_reach_its_overview(
-    catalog, personas, consultancy, inline_tasks
-):
-    firm, carol, northwind = consultancy
-    member = Client()
-    member.force_login(carol)
+def test_only_a_consultancys_members_reach_its_overview(practice, personas, inline_tasks):
+    viewer = Client()
+    viewer.force_login(practice.viola)
     url = reverse("reports:client_overview")
-    page = member.get(url).content.decode()
-    assert northwind.name in page and personas.acme.name in page
-    assert personas.other.name not in page
+    page = viewer.get(url).content.decode()
+    assert practice.harbour.name in page and practice.northwind.name in page
+    assert practice.former.name not in page and practice.scored.vendor.name not in page
     with inline_tasks():
-        response = member.post(url, {"language": "en"})
-    report = PortfolioReport.objects.get(organization=firm)
+        response = viewer.post(url, {"language": "en"})
+    report = PortfolioReport.objects.get(organization=practice.firm)
     assert response.status_code == 302 and report.kind == "consultancy"
 
-    # Acme's members (a client, not the consultancy) have no such page and cannot open it.
+    # Acme's members (not a consultancy, nor this one's) have no such page, nor its report.
     acme = Client()
     acme.force_login(personas.alice)
     assert acme.get(url).status_code == 404

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import Organization, OrganizationKind, User
 from accounts.roles import Role
@@ -30,6 +31,7 @@ from core.errors import ServiceError
 from reports.labels import LABELS
 from reports.models import PortfolioReport
 from reports.services import portfolio_report_request, report_file, report_verify
+from reports.sweeper import requeue_stuck
 from tests.personas import member_of
 
 from .conftest import pdf_text
@@ -233,6 +235,22 @@ def test_a_viewer_asks_for_one_from_the_dashboard_and_follows_its_status(
     assert report.sha256 and report.sha256 in status
     assert 'hx-trigger="every 3s"' not in status  # ready: no more polling
     assert viewer.post(reverse("reports:portfolio_reports"), {"language": "fr"}).status_code == 400
+
+
+def test_a_portfolio_report_whose_message_was_lost_is_rendered_by_the_sweeper(
+    catalog, personas, settings
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # Requested without running what it queued on commit: as if the broker lost the message.
+    report = portfolio_report_request(
+        member=member_of(personas.vic), language="en", channel=Channel.WEB
+    )
+    later = timezone.now() + dt.timedelta(seconds=settings.SWEEPER_QUEUED_AFTER + 1)
+
+    assert requeue_stuck(now=later)["portfolio reports"] == 1
+    report.refresh_from_db()
+    assert report.status == "ready" and report.attempts == 1
+    assert requeue_stuck(now=later + dt.timedelta(hours=1))["portfolio reports"] == 0
 
 
 # -- a consultancy's overview across its clients ---------------------------------------------

@@ -98,6 +98,7 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("assessments:compare")
         + f"?assessments={scored.pk}&assessments={world.remediated.pk}",
         reverse("reports:verify"),
+        reverse("reports:portfolio_reports"),
         reverse("scoring:kvsize"),
         reverse("accounts:organizations"),
         reverse("accounts:tokens", args=[slug]),

@@ -43,7 +43,7 @@ from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
-from reports.services import report_request
+from reports.services import portfolio_report_request, report_request
 from scoring.models import RulesetTestCase
 from scoring.services import (
     catalogue_publish,
@@ -172,9 +172,18 @@ MATRIX: dict[str, Rule] = {
     "reports:verify": R(acme_object=False),
     "reports:status": R(),
     "reports:download": R(),
+    "reports:portfolio_reports": R(acme_object=False),
+    "reports:portfolio_report_status": R(),
+    "reports:portfolio_report_download": R(),
+    # a consultancy's overview across its clients: every member of Acme (a consultancy in this
+    # world) reads it; Other Org is no consultancy, so its owner (the outsider) finds none (404)
+    "reports:client_overview": R(),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
+    "api:portfolio-reports": R("POST", kind="api", acme_object=False),
+    "api:portfolio-report-detail": R(kind="api"),
+    "api:portfolio-report-download": R(kind="api"),
     # the isolation probe
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
@@ -415,6 +424,9 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.ava),
             channel=Channel.WEB,
         )
+        portfolio_report = portfolio_report_request(
+            member=member_of(personas.vic), language="en", channel=Channel.WEB
+        )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
         # at once and its keys are destroyed).
         probe_setup_save(
@@ -499,6 +511,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "question_code": "KV-01",
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
+            "portfolio_report_id": portfolio_report.pk,
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
             "language": "en",

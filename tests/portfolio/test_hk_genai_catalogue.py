@@ -204,6 +204,12 @@ def test_answer_sets_score_the_tier_their_rules_say(engine, document, changes, r
             },
             set(),
         ),
+        # "Unknown" in the buyer's section counts on the side that asks more of the provider.
+        ({"USE-03": "unknown", "DAT-01": "by_default"}, {"GENAI-TRAINS-ON-PERSONAL-DATA"}),
+        (
+            {"USE-01": ["sfc_lc"], "USE-04": "unknown", "HUM-02": "no"},
+            {"GENAI-NO-HUMAN-REVIEW-FOR-INVESTMENT-ADVICE"},
+        ),
         # A hidden follow-up is ignored: no staff access (DAT-05 = no) hides DAT-06.
         ({"DAT-06": "unrestricted"}, set()),
         ({"DAT-05": "yes", "DAT-06": "unrestricted"}, {"GENAI-HUMAN-ACCESS-UNRESTRICTED"}),

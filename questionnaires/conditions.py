@@ -262,3 +262,43 @@ class Visibility:
                 return found
             found |= more
             reached |= {code.replace("-", "_") for code in more}
+
+
+_COMPREHENSION = re.compile(r"\.\s*(?:exists_one|exists|all|map|filter)\s*\(")
+
+
+@dataclass(frozen=True)
+class ConditionCost:
+    """What bounds the cost of evaluating a condition, read from its text (the Rust CEL engine
+    has no cost limit of its own, nor an AST exposed to Python): its length, its deepest
+    nesting of brackets, how many comprehensions it has and whether one is inside another."""
+
+    length: int
+    nesting: int
+    comprehensions: int
+    nested_comprehension: bool
+
+
+def condition_cost(expression: str) -> ConditionCost:
+    text = _STRING_LITERAL.sub('""', expression)
+    comprehension_opens = {match.end() - 1 for match in _COMPREHENSION.finditer(text)}
+    depth = deepest = 0
+    open_comprehensions: list[int] = []  # the depth at which each open comprehension started
+    nested = False
+    for position, character in enumerate(text):
+        if character in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if position in comprehension_opens:
+                nested = nested or bool(open_comprehensions)
+                open_comprehensions.append(depth)
+        elif character in ")]}":
+            if open_comprehensions and open_comprehensions[-1] == depth:
+                open_comprehensions.pop()
+            depth -= 1
+    return ConditionCost(
+        length=len(expression),
+        nesting=deepest,
+        comprehensions=len(comprehension_opens),
+        nested_comprehension=nested,
+    )

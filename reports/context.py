@@ -187,12 +187,15 @@ def _report_context(
             spec=questionnaire,
             ruleset=rules,
             answers=run.answers_snapshot or {},
-            frameworks={
-                row.ref_id: row.as_ref()
-                for row in Framework.objects.filter(
-                    ref_id__in={ref for f in findings_rows for ref in f.references}
-                )
-            },
+            # The shipped references, and those an organization's own ruleset adds.
+            frameworks=ruleset.frameworks(
+                {
+                    row.ref_id: row.as_ref()
+                    for row in Framework.objects.filter(
+                        ref_id__in={ref for f in findings_rows for ref in f.references}
+                    )
+                }
+            ),
             language=language,
             decisions=_risk_decisions(run, {row.rule_id for row in findings_rows}),
             # An acceptance whose expiry date has passed when the report is made says so.

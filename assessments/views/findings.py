@@ -75,6 +75,8 @@ def _findings_page(
     language = page_language()
     run = _run_for(org, assessment, request.GET.get("run"))
     frameworks = frameworks_catalogue()
+    if run is not None and run.ruleset_id:  # and those an organization's own ruleset adds
+        frameworks = run.ruleset.frameworks(frameworks)
     framework_choices = [
         (ref.id, f"{ref.id} — {ref.title.get(language)}")
         for ref in sorted(frameworks.values(), key=lambda r: (r.jurisdiction != "hk", r.id))

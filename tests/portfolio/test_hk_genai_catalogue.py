@@ -1,6 +1,7 @@
-"""The "hk-genai-provider" v1 catalogue document (examples/catalogues/): it parses and compiles with
-the shipped parsers and engine, every question and rule cites a known clause, every text has its
-Chinese, and answer sets score the tiers its rules say — through the engine, never copied numbers.
+"""The "hk-genai-provider" v1 catalogue document (examples/catalogues/): the organization upload's
+checks accept it (they parse and compile it with the shipped parsers and engine), every question
+and rule cites a known clause, every text has its Chinese, and answer sets score the tiers its
+rules say — through the engine, never copied numbers.
 """
 
 from __future__ import annotations
@@ -13,14 +14,11 @@ import pytest
 import yaml
 
 from assessments import factories
-from portfolio.management.commands.load_demo_catalogue import (
-    DOCUMENT,
-    read_catalogue_document,
-)
-from questionnaires.spec import CatalogError
+from portfolio.management.commands.load_demo_catalogue import DOCUMENT
 from questionnaires.validation import missing_required, validate_answers
-from scoring.engine import CompiledRuleset, risk_tier, score_points
-from scoring.spec import load_frameworks_file
+from scoring.documents import CatalogueInvalid, check_catalogue_document, read_catalogue_file
+from scoring.engine import risk_tier, score_points
+from scoring.spec import load_frameworks_file, parse_frameworks
 
 AS_OF = dt.date(2026, 12, 5)
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -64,14 +62,28 @@ STRONG: dict[str, Any] = {
 }
 
 
+def checked_upload(data: bytes):
+    """What an owner's upload checks (`catalogue_upload` before it saves anything)."""
+    return check_catalogue_document(
+        read_catalogue_file(data, source_name=DOCUMENT.name),
+        shipped_frameworks=load_frameworks_file(),
+        owned_questionnaires={},
+    )
+
+
 @pytest.fixture(scope="module")
 def document():
-    return read_catalogue_document()
+    return checked_upload(DOCUMENT.read_bytes())
 
 
 @pytest.fixture(scope="module")
 def engine(document):
-    return CompiledRuleset(document.ruleset, document.questionnaire)
+    return document.compiled
+
+
+@pytest.fixture(scope="module")
+def own_frameworks(document):
+    return parse_frameworks({"frameworks": document.ruleset_content["frameworks"]})
 
 
 def score(engine, document, changes: dict[str, Any]):
@@ -94,10 +106,11 @@ def test_parses_compiles_and_is_sized_as_briefed(document, engine):
     # The points of the shipped rulesets, so scores compare across questionnaires.
     assert document.ruleset.points == {"critical": 40, "high": 15, "medium": 5, "low": 1}
     assert len(engine.rules) == len(document.ruleset.rules)
+    assert not document.english_only
 
 
-def test_every_question_and_rule_cites_a_known_clause(document):
-    known = {**load_frameworks_file(), **document.frameworks}
+def test_every_question_and_rule_cites_a_known_clause(document, own_frameworks):
+    known = {**load_frameworks_file(), **own_frameworks}
     for question in document.questionnaire.iter_questions():
         assert question.references, question.code
         assert set(question.references) <= set(known), question.code
@@ -106,17 +119,20 @@ def test_every_question_and_rule_cites_a_known_clause(document):
         assert {ref for ref in rule.references if ref.startswith("HK-")}, rule.id
     # Every clause added here was known only as summarised (the file's header says what was
     # read in the primary text: titles, dates, headings), so it is printed "as summarised".
-    assert document.frameworks
-    assert all(ref.as_summarised for ref in document.frameworks.values())
+    assert own_frameworks
+    assert all(ref.as_summarised for ref in own_frameworks.values())
 
 
-def test_an_unknown_citation_is_refused(tmp_path):
-    raw = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
-    raw["questionnaire"]["sections"][0]["questions"][0]["references"] = ["HK-NO-SUCH-CLAUSE"]
-    path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(CatalogError, match="GOV-01.*HK-NO-SUCH-CLAUSE"):
-        read_catalogue_document(path)
+def test_an_unknown_citation_of_a_question_is_refused_with_its_line():
+    text = DOCUMENT.read_text(encoding="utf-8")
+    cited = "          references: [HK-DPO-GENAI-2025-RISK]"  # (a rule cites it less indented)
+    assert text.count(cited) == 1  # GOV-02's
+    bad = text.replace(cited, "          references: [HK-NO-SUCH-CLAUSE]")
+    with pytest.raises(CatalogueInvalid) as refused:
+        checked_upload(bad.encode())
+    (problem,) = refused.value.problems
+    assert (problem.code, problem.line) == ("GOV-02", 1 + text[: text.index(cited)].count("\n"))
+    assert "HK-NO-SUCH-CLAUSE" in problem.text()
 
 
 def texts(node: Any, where: str = ""):
@@ -133,7 +149,7 @@ def texts(node: Any, where: str = ""):
 
 
 def test_every_text_has_its_chinese(document):
-    found = list(texts(document.raw))
+    found = list(texts(yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))))
     assert len(found) > 2 * len(document.questionnaire.questions) + 3 * len(document.ruleset.rules)
     for where, text in found:
         chinese = text.get("zh-hant")

@@ -73,6 +73,14 @@ def test_the_demo_publishes_it_scores_the_example_and_renders_both_pdfs(catalog,
     assert "AI model risk management" in english[cited : cited + 300]
     assert "(as summarised)" in english[cited : cited + 400]
     assert "受規管的採購方沒有審計權或資訊索取權" in chinese
+    # Its own title on the cover (not the isolation assessment's), and its rules' rationale
+    # called a rationale, not an incident fact.
+    flat = " ".join(english.split())
+    assert "Generative AI Provider: Hong Kong Regulatory Questionnaire" in flat
+    assert "isolation assessment" not in flat and "Incident fact" not in flat
+    assert "Rationale" in flat
+    assert "生成式 AI 服務供應商：香港監管要求問卷" in chinese
+    assert "租戶隔離評估" not in chinese and "事故事實" not in chinese and "理據" in chinese
 
     # The findings page cites them the same way.
     client.force_login(User.objects.get(email=MEMBERS[1][0]))

@@ -493,6 +493,7 @@ def _page_context(context: OrgContext) -> dict[str, object]:
         "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
         "can_manage_policy": context.can(Capability.MANAGE_POLICY),
         "can_manage_webhooks": context.can(Capability.MANAGE_WEBHOOKS),
+        "can_manage_catalogues": context.can(Capability.MANAGE_CATALOGUES),
     }
 
 

@@ -45,7 +45,11 @@ def integer_maximum(code: str) -> int:
 # anything is parsed further). Each is far above a real questionnaire (the shipped one: 40
 # questions, 54 rules, conditions under 200 characters) and low enough that checking an upload
 # and scoring with it stay fast (docs/catalogue-format.md, "Limits").
-CATALOGUE_FILE_BYTES_MAX = 2 * 1024 * 1024
+CATALOGUE_FILE_BYTES_MAX = 1024 * 1024
+# Entries of a YAML file (every key, value and list item is one): counted before the file is
+# read into objects, so that a file of tiny entries (10,000 rules) is refused in a fraction of a
+# second instead of being built first. A 500-question bilingual questionnaire has about 25,000.
+CATALOGUE_YAML_EVENTS_MAX = 100_000
 CATALOGUE_SECTIONS_MAX = 50
 CATALOGUE_QUESTIONS_MAX = 1000
 CATALOGUE_OPTIONS_MAX = 100  # options of one question
@@ -68,3 +72,8 @@ CATALOGUE_VERSION_CHARS_MAX = 20
 CONDITION_CHARS_MAX = 1000
 CONDITION_NESTING_MAX = 12
 CONDITION_COMPREHENSIONS_MAX = 4
+# Conditions are type-checked when compiled by trying them with sample answers; an upload shares
+# this many tries among all its conditions (each at least CONDITION_CHECKS_MIN: every value of
+# each question it reads comes first), so that checking 500 rules takes about a second.
+CATALOGUE_CONDITION_CHECKS = 60_000
+CONDITION_CHECKS_MIN = 40

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .spec import ANSWER_TYPES, AUDIENCES, QuestionnaireSpec, parse_questionnaire
+from .spec import ANSWER_TYPES, AUDIENCES, QuestionnaireSpec, english_only, parse_questionnaire
 
 T = TypeVar("T")
 
@@ -67,6 +67,11 @@ class PublishedCatalogVersion(models.Model):
     @property
     def is_draft(self) -> bool:
         return self.status == CatalogStatus.DRAFT
+
+    @property
+    def english_only(self) -> bool:
+        """Written in English only (see `questionnaires.spec.english_only`)."""
+        return english_only(self.content)
 
     @property
     def is_custom(self) -> bool:

@@ -10,6 +10,7 @@ custom questionnaire is then a 404 like any other tenant object.
 from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import Http404
 
 from accounts.models import Organization
 
@@ -69,3 +70,11 @@ def slug_taken_for(*, organization: Organization, slug: str) -> str | None:
     if shares_received(organization=organization).filter(slug=slug).exists():
         return "shared"
     return None
+
+
+def share_given(*, organization: Organization, share_id: int) -> CatalogueShare:
+    """One of the organization's shares; 404 for any other."""
+    found = shares_given(organization=organization).filter(pk=share_id).first()
+    if found is None:
+        raise Http404
+    return found

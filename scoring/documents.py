@@ -47,7 +47,14 @@ from questionnaires.spec import (
 
 from .engine import CompiledRuleset
 from .registry import check_answers_fit
-from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_frameworks, parse_ruleset
+from .spec import (
+    SEVERITIES,
+    FrameworkRef,
+    RulesetSpec,
+    RuleSpec,
+    parse_frameworks,
+    parse_ruleset,
+)
 
 # What the content of an English-only catalogue says about itself (`languages`), so pages and
 # reports mark it instead of showing a half translation.
@@ -211,20 +218,48 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             ]
         ) from exc
     try:
-        event: Any
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise CatalogueInvalid(
-                    [
-                        CatalogueProblem(
-                            source_name,
-                            N_("Anchors and aliases (& and *) are not accepted in an upload."),
-                            line=event.start_mark.line + 1,
-                        )
-                    ]
+        # libyaml's safe loader when the system has it (ten times faster), keeping line marks.
+        safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        for count, event in enumerate(yaml.parse(text, Loader=safe_loader)):
+            if count >= bounds.CATALOGUE_YAML_EVENTS_MAX:
+                raise _TooManyEntries(event.start_mark.line + 1)
+        loader = safe_loader(text)
+        try:
+            node = loader.get_single_node()
+            lines = LineMap()
+            if node is not None:
+                _record_lines(node, (), lines, set())
+            loaded = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except _TooManyEntries as too_many:
+        raise CatalogueInvalid(
+            [
+                CatalogueProblem(
+                    source_name,
+                    N_(
+                        "The file has more than %(limit)s entries (reached at this line): far"
+                        " more than a questionnaire needs. Split it, or remove what is repeated."
+                    ),
+                    {"limit": bounds.CATALOGUE_YAML_EVENTS_MAX},
+                    line=too_many.line,
                 )
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        loaded = yaml.safe_load(text)
+            ]
+        ) from None
+    except _AliasFound as alias:
+        raise CatalogueInvalid(
+            [
+                CatalogueProblem(
+                    source_name,
+                    N_("Anchors and aliases (& and *) are not accepted in an upload."),
+                    line=alias.line,
+                )
+            ]
+        ) from None
+    except RecursionError:
+        raise CatalogueInvalid(
+            [CatalogueProblem(source_name, N_("The file nests entries too deeply."))]
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark: Any = exc.problem_mark or exc.context_mark
         raise CatalogueInvalid(
@@ -247,21 +282,33 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
                 )
             ]
         ) from exc
-    lines = LineMap()
-    if node is not None:
-        _record_lines(node, (), lines)
     # Through JSON and back, as the shipped catalogue is read: what is stored is what is hashed
     # (YAML dates become ISO strings).
     plain = json.loads(json.dumps(loaded, default=str, ensure_ascii=False))
     return CatalogueDocument(data=plain, source_name=source_name, lines=lines)
 
 
-def _record_lines(node: yaml.Node, path: Path, lines: LineMap) -> None:
+class _AliasFound(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+class _TooManyEntries(_AliasFound):
+    pass
+
+
+def _record_lines(node: yaml.Node, path: Path, lines: LineMap, seen: set[int]) -> None:
+    """Record where each entry is; a node met twice is an alias (`*name`), refused: a few
+    aliases of aliases expand a small file into billions of entries ("billion laughs")."""
+    if id(node) in seen:
+        raise _AliasFound(node.start_mark.line + 1)
+    seen.add(id(node))
     lines.by_path[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         keys = [k.value if isinstance(k, yaml.ScalarNode) else "?" for k, _v in node.value]
+        named = "code" in keys or "id" in keys
         for key, (_key_node, value_node) in zip(keys, node.value, strict=True):
-            if key in ("code", "id") and isinstance(value_node, yaml.ScalarNode):
+            if named and key in ("code", "id") and isinstance(value_node, yaml.ScalarNode):
                 kind = _kind_of(path)
                 code = value_node.value
                 lines.by_code.setdefault((kind, code), []).append(node.start_mark.line + 1)
@@ -270,10 +317,10 @@ def _record_lines(node: yaml.Node, path: Path, lines: LineMap) -> None:
                     lines.by_code.setdefault((kind, f"{code}.{other}"), []).append(
                         other_node.start_mark.line + 1
                     )
-            _record_lines(value_node, (*path, key), lines)
+            _record_lines(value_node, (*path, key), lines, seen)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _record_lines(item, (*path, index), lines)
+            _record_lines(item, (*path, index), lines, seen)
 
 
 def _kind_of(path: Path) -> str:
@@ -550,7 +597,7 @@ def _check_condition(
     cost = condition_cost(expression)
 
     def add(message: str, params: Mapping[str, Any] | None = None) -> None:
-        problems.add(message, params, path=path, code=code, kind=kind)
+        problems.add(message, params, path=path, code=code, kind=kind, field=str(path[-1]))
 
     if cost.length > bounds.CONDITION_CHARS_MAX:
         add(
@@ -791,9 +838,6 @@ def _check_question(
                               limit=limit, required=required)  # fmt: skip
         if checked is not None:
             content[name] = checked
-    if "help" not in content:
-        # The engine and every page show a question's help: an upload may leave it out.
-        content["help"] = {"en": "", "zh-hant": ""}
     references = raw.get("references")
     if references is not None and (
         not isinstance(references, list)
@@ -1093,20 +1137,28 @@ def _compile(
 def _compile_rules(
     problems: _Problems, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
 ) -> CompiledRuleset:
-    """Compile; on an error, compile each rule alone to name every failing rule."""
+    """Compile; on an error, compile each rule alone to name every failing rule. The type checks
+    share `CATALOGUE_CONDITION_CHECKS` tries among the conditions."""
+    conditions = len(ruleset.rules) + len(ruleset.derived)
+    conditions += sum(1 for q in questionnaire.iter_questions() if q.show_if)
+    limit = max(bounds.CONDITION_CHECKS_MIN, bounds.CATALOGUE_CONDITION_CHECKS // conditions)
+
+    def compiled(rules: tuple[RuleSpec, ...]) -> CompiledRuleset:
+        return CompiledRuleset(replace(ruleset, rules=rules), questionnaire, check_limit=limit)
+
     try:
-        return CompiledRuleset(ruleset, questionnaire)
+        return compiled(ruleset.rules)
     except CatalogError as exc:
         first = exc
     try:
-        CompiledRuleset(replace(ruleset, rules=ruleset.rules[:1]), questionnaire)
+        compiled(ruleset.rules[:1])
     except CatalogError as exc:
         if " rule " not in str(exc):  # a show_if or a derived value: every rule would fail
             _engine_problem(problems, exc, "ruleset")
             raise CatalogueInvalid(problems.found) from exc
     for rule in ruleset.rules:
         try:
-            CompiledRuleset(replace(ruleset, rules=(rule,)), questionnaire)
+            compiled((rule,))
         except CatalogError as exc:
             _engine_problem(problems, exc, "ruleset", rule_id=rule.id)
     if not problems.found:
@@ -1144,13 +1196,6 @@ def _engine_problem(
             break
     field = {"rule": "when", "question": "show_if", "derived": "expression"}[kind]
     problems.add(message, {"detail": detail}, path=(part,), code=code, kind=kind, field=field)
-
-
-def text_languages(content: Mapping[str, Any]) -> list[str]:
-    """The languages a stored catalogue version is written in: ["en"] for an English-only
-    upload, else English and Traditional Chinese."""
-    languages = content.get("languages")
-    return list(languages) if isinstance(languages, list) else ["en", "zh-hant"]
 
 
 def iter_problems(error: CatalogueInvalid) -> Iterator[dict[str, Any]]:

@@ -10,13 +10,15 @@ not depend on who asks: a ruleset always belongs to the owner of the questionnai
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.http import Http404
 
 from accounts.models import Organization
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import visible_to_filter
 
-from .models import Ruleset
+from .models import Framework, Ruleset
 from .registry import default_ruleset
+from .spec import FrameworkRef
 
 
 def rulesets_visible_to(*, organization: Organization) -> QuerySet[Ruleset]:
@@ -44,3 +46,19 @@ def default_ruleset_for(*, questionnaire: QuestionnaireVersion) -> Ruleset | Non
 def rulesets_owned_by(*, organization: Organization) -> QuerySet[Ruleset]:
     """The organization's own ruleset versions, drafts included, with their questionnaire."""
     return Ruleset.objects.filter(organization=organization).select_related("questionnaire")
+
+
+def ruleset_owned(*, organization: Organization, ruleset_id: int) -> Ruleset:
+    """One of the organization's own ruleset versions (a draft or published); 404 otherwise,
+    whether it does not exist or is another organization's."""
+    found = rulesets_owned_by(organization=organization).filter(pk=ruleset_id).first()
+    if found is None:
+        raise Http404
+    return found
+
+
+def frameworks_for(*, ruleset: Ruleset | None = None) -> dict[str, FrameworkRef]:
+    """The framework clauses a finding may cite: the shipped ones, and the ruleset's
+    organization's own when it is an uploaded one (they live in its content)."""
+    shipped = {framework.ref_id: framework.as_ref() for framework in Framework.objects.all()}
+    return ruleset.frameworks(shipped) if ruleset is not None else shipped

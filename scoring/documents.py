@@ -27,8 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
-from django.utils.translation import gettext
-from django.utils.translation import gettext_noop as N_
+from django.utils.translation import gettext, gettext_noop
 
 from core.errors import ServiceError
 from core.text import shown_safely, text_errors
@@ -138,7 +137,7 @@ class CatalogueInvalid(ServiceError):
             self.problems.append(
                 CatalogueProblem(
                     problems[0].file,
-                    N_("%(count)s more problems are not shown; fix these first."),
+                    gettext_noop("%(count)s more problems are not shown; fix these first."),
                     {"count": len(problems) - PROBLEMS_SHOWN},
                 )
             )
@@ -200,7 +199,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [
                 CatalogueProblem(
                     source_name,
-                    N_("The file is %(size)s bytes; the limit is %(limit)s bytes."),
+                    gettext_noop("The file is %(size)s bytes; the limit is %(limit)s bytes."),
                     {"size": len(data), "limit": bounds.CATALOGUE_FILE_BYTES_MAX},
                 )
             ]
@@ -212,7 +211,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [
                 CatalogueProblem(
                     source_name,
-                    N_("The file is not UTF-8 text (byte %(position)s)."),
+                    gettext_noop("The file is not UTF-8 text (byte %(position)s)."),
                     {"position": exc.start},
                 )
             ]
@@ -222,7 +221,8 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
         safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         for count, event in enumerate(yaml.parse(text, Loader=safe_loader)):
             if count >= bounds.CATALOGUE_YAML_EVENTS_MAX:
-                raise _TooManyEntries(event.start_mark.line + 1)
+                mark: Any = event.start_mark
+                raise _TooManyEntries(mark.line + 1)
         loader = safe_loader(text)
         try:
             node = loader.get_single_node()
@@ -237,7 +237,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [
                 CatalogueProblem(
                     source_name,
-                    N_(
+                    gettext_noop(
                         "The file has more than %(limit)s entries (reached at this line): far"
                         " more than a questionnaire needs. Split it, or remove what is repeated."
                     ),
@@ -251,22 +251,22 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [
                 CatalogueProblem(
                     source_name,
-                    N_("Anchors and aliases (& and *) are not accepted in an upload."),
+                    gettext_noop("Anchors and aliases (& and *) are not accepted in an upload."),
                     line=alias.line,
                 )
             ]
         ) from None
     except RecursionError:
         raise CatalogueInvalid(
-            [CatalogueProblem(source_name, N_("The file nests entries too deeply."))]
+            [CatalogueProblem(source_name, gettext_noop("The file nests entries too deeply."))]
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark: Any = exc.problem_mark or exc.context_mark
+        mark = exc.problem_mark or exc.context_mark
         raise CatalogueInvalid(
             [
                 CatalogueProblem(
                     source_name,
-                    N_("The file is not valid YAML: %(detail)s."),
+                    gettext_noop("The file is not valid YAML: %(detail)s."),
                     {"detail": shown_safely(exc.problem or exc.context or "", 200)},
                     line=mark.line + 1 if mark else None,
                 )
@@ -277,7 +277,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [
                 CatalogueProblem(
                     source_name,
-                    N_("The file is not valid YAML: %(detail)s."),
+                    gettext_noop("The file is not valid YAML: %(detail)s."),
                     {"detail": shown_safely(exc, 200)},
                 )
             ]
@@ -390,18 +390,18 @@ def check_catalogue_document(
     problems = _Problems(document)
     data = document.data
     if not isinstance(data, dict):
-        problems.add(N_("The file must be a mapping with 'questionnaire' and 'ruleset'."))
+        problems.add(gettext_noop("The file must be a mapping with 'questionnaire' and 'ruleset'."))
         problems.raise_if_any()
     for key in data:
         if key not in _TOP_LEVEL:
             problems.add(
-                N_("Unknown key “%(key)s”; expected %(expected)s."),
+                gettext_noop("Unknown key “%(key)s”; expected %(expected)s."),
                 {"key": shown_safely(key), "expected": ", ".join(_TOP_LEVEL)},
                 path=(key,),
                 code=str(key),
             )
     if not isinstance(data.get("ruleset"), dict):
-        problems.add(N_("The file needs a 'ruleset' (a mapping)."), path=("ruleset",))
+        problems.add(gettext_noop("The file needs a 'ruleset' (a mapping)."), path=("ruleset",))
     problems.raise_if_any()
     texts = _Texts()
     raw_questionnaire = data.get("questionnaire")
@@ -460,13 +460,15 @@ def _check_text(
     name = str(path[-1])
     if value is None:
         if required:
-            problems.add(N_("'%(field)s' is required."), {"field": name}, path=path, code=code)
+            problems.add(
+                gettext_noop("'%(field)s' is required."), {"field": name}, path=path, code=code
+            )
         return None
     if isinstance(value, str):
         value = {"en": value}
     if not isinstance(value, dict) or set(value) - {"en", "zh-hant"}:
         problems.add(
-            N_("'%(field)s' must be text, or a mapping with 'en' and 'zh-hant'."),
+            gettext_noop("'%(field)s' must be text, or a mapping with 'en' and 'zh-hant'."),
             {"field": name},
             path=path,
             code=code,
@@ -478,13 +480,16 @@ def _check_text(
         if text is None or (isinstance(text, str) and not text.strip()):
             if language == "en":
                 problems.add(
-                    N_("'%(field)s' has no English text."), {"field": name}, path=path, code=code
+                    gettext_noop("'%(field)s' has no English text."),
+                    {"field": name},
+                    path=path,
+                    code=code,
                 )
             continue
         errors = text_errors(text, max_length=limit)
         if errors:
             problems.add(
-                N_("'%(field)s' (%(language)s): %(problem)s"),
+                gettext_noop("'%(field)s' (%(language)s): %(problem)s"),
                 {"field": name, "language": language, "problem": " ".join(errors)},
                 path=(*path, language),
                 code=code,
@@ -514,17 +519,21 @@ def _check_string(
     name = str(path[-1])
     if value is None:
         if required:
-            problems.add(N_("'%(field)s' is required."), {"field": name}, path=path, code=code)
+            problems.add(
+                gettext_noop("'%(field)s' is required."), {"field": name}, path=path, code=code
+            )
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        problems.add(N_("'%(field)s' must be text."), {"field": name}, path=path, code=code)
+        problems.add(
+            gettext_noop("'%(field)s' must be text."), {"field": name}, path=path, code=code
+        )
         return None
     value = value.strip()
     if len(value) > limit:
         problems.add(
-            N_("'%(field)s' is %(length)s characters long; the limit is %(limit)s."),
+            gettext_noop("'%(field)s' is %(length)s characters long; the limit is %(limit)s."),
             {"field": name, "length": len(value), "limit": limit},
             path=path,
             code=code,
@@ -532,7 +541,7 @@ def _check_string(
         return None
     if pattern is not None and not pattern.match(value):
         problems.add(
-            N_("'%(field)s' “%(value)s” is not valid: %(what)s."),
+            gettext_noop("'%(field)s' “%(value)s” is not valid: %(what)s."),
             {"field": name, "value": shown_safely(value), "what": gettext(what)},
             path=path,
             code=code,
@@ -546,7 +555,7 @@ def _check_choice(
 ) -> None:
     if value not in choices:
         problems.add(
-            N_("'%(field)s' must be one of %(choices)s, not “%(value)s”."),
+            gettext_noop("'%(field)s' must be one of %(choices)s, not “%(value)s”."),
             {"field": path[-1], "choices": ", ".join(choices), "value": shown_safely(value)},
             path=path,
             code=code,
@@ -559,7 +568,7 @@ def _check_keys(
     for key in raw:
         if key not in allowed:
             problems.add(
-                N_("Unknown key “%(key)s”."),
+                gettext_noop("Unknown key “%(key)s”."),
                 {"key": shown_safely(key)},
                 path=(*path, str(key)),
                 code=code,
@@ -573,11 +582,13 @@ def _check_count(
     if items is None:
         return []
     if not isinstance(items, list):
-        problems.add(N_("'%(field)s' must be a list."), {"field": path[-1]}, path=path, code=code)
+        problems.add(
+            gettext_noop("'%(field)s' must be a list."), {"field": path[-1]}, path=path, code=code
+        )
         return []
     if len(items) > limit:
         problems.add(
-            N_("There are %(count)s %(what)s; the limit is %(limit)s."),
+            gettext_noop("There are %(count)s %(what)s; the limit is %(limit)s."),
             {"count": len(items), "what": gettext(what), "limit": limit},
             path=path,
             code=code,
@@ -591,7 +602,10 @@ def _check_condition(
 ) -> None:
     if not isinstance(expression, str) or not expression.strip():
         problems.add(
-            N_("'%(field)s' must be a CEL condition."), {"field": path[-1]}, path=path, code=code
+            gettext_noop("'%(field)s' must be a CEL condition."),
+            {"field": path[-1]},
+            path=path,
+            code=code,
         )
         return
     cost = condition_cost(expression)
@@ -601,17 +615,17 @@ def _check_condition(
 
     if cost.length > bounds.CONDITION_CHARS_MAX:
         add(
-            N_("The condition is %(length)s characters long; the limit is %(limit)s."),
+            gettext_noop("The condition is %(length)s characters long; the limit is %(limit)s."),
             {"length": cost.length, "limit": bounds.CONDITION_CHARS_MAX},
         )
     elif cost.nesting > bounds.CONDITION_NESTING_MAX:
         add(
-            N_("The condition nests %(depth)s brackets deep; the limit is %(limit)s."),
+            gettext_noop("The condition nests %(depth)s brackets deep; the limit is %(limit)s."),
             {"depth": cost.nesting, "limit": bounds.CONDITION_NESTING_MAX},
         )
     elif cost.comprehensions > bounds.CONDITION_COMPREHENSIONS_MAX:
         add(
-            N_(
+            gettext_noop(
                 "The condition has %(count)s comprehensions (exists, all, map, filter); the"
                 " limit is %(limit)s."
             ),
@@ -619,7 +633,7 @@ def _check_condition(
         )
     elif cost.nested_comprehension:
         add(
-            N_(
+            gettext_noop(
                 "The condition has a comprehension (exists, all, map, filter) inside another:"
                 " its cost would grow with the product of the lists. Write it without nesting."
             ),
@@ -628,7 +642,7 @@ def _check_condition(
         errors = text_errors(expression)
         if errors:
             add(
-                N_("'%(field)s': %(problem)s"),
+                gettext_noop("'%(field)s': %(problem)s"),
                 {"field": path[-1], "problem": " ".join(errors)},
             )
 
@@ -640,7 +654,7 @@ def _unique(
     for code, path in codes:
         if key(code) in seen:
             problems.add(
-                N_("The %(what)s “%(code)s” appears twice."),
+                gettext_noop("The %(what)s “%(code)s” appears twice."),
                 {"what": gettext(what), "code": code},
                 path=path,
                 code=code,
@@ -656,7 +670,7 @@ def _check_questionnaire(
 ) -> dict[str, Any] | None:
     path: Path = ("questionnaire",)
     if not isinstance(raw, dict):
-        problems.add(N_("'questionnaire' must be a mapping."), path=path)
+        problems.add(gettext_noop("'questionnaire' must be a mapping."), path=path)
         return None
     _check_keys(raw, _QUESTIONNAIRE_KEYS - {"languages"}, path, problems, code="questionnaire")
     content = dict(raw)
@@ -666,7 +680,7 @@ def _check_questionnaire(
         problems,
         pattern=_SLUG,
         limit=bounds.CATALOGUE_SLUG_CHARS_MAX,
-        what=N_("lowercase letters, digits and single hyphens"),
+        what=gettext_noop("lowercase letters, digits and single hyphens"),
     )
     content["version"] = _check_string(
         raw.get("version"),
@@ -674,13 +688,13 @@ def _check_questionnaire(
         problems,
         pattern=_VERSION,
         limit=bounds.CATALOGUE_VERSION_CHARS_MAX,
-        what=N_("letters, digits, dots, + and -"),
+        what=gettext_noop("letters, digits, dots, + and -"),
     )
     base_key = raw.get("extends")
     if base_key is not None:
         if base_key not in owned:
             problems.add(
-                N_(
+                gettext_noop(
                     "'extends' names %(key)s, which is not a published questionnaire of your"
                     " organization."
                 ),
@@ -690,7 +704,7 @@ def _check_questionnaire(
             return None
         if isinstance(raw.get("sections"), list):
             problems.add(
-                N_(
+                gettext_noop(
                     "A version that 'extends' another lists only 'add_sections' and 'add_questions'."
                 ),
                 path=(*path, "sections"),
@@ -700,7 +714,7 @@ def _check_questionnaire(
             content = resolve_extension(content, owned[base_key])
         except (CatalogError, AttributeError, TypeError) as exc:
             problems.add(
-                N_("'extends' cannot be applied: %(detail)s."),
+                gettext_noop("'extends' cannot be applied: %(detail)s."),
                 {"detail": shown_safely(exc, 200)},
                 path=(*path, "extends"),
             )
@@ -718,7 +732,7 @@ def _check_questionnaire(
         content["description"] = description
     units = content.get("units") or {}
     if not isinstance(units, dict):
-        problems.add(N_("'units' must be a mapping."), path=(*path, "units"))
+        problems.add(gettext_noop("'units' must be a mapping."), path=(*path, "units"))
         units = {}
     content["units"] = {
         str(name): _check_text(
@@ -730,7 +744,7 @@ def _check_questionnaire(
     if not content["units"]:
         content.pop("units")
     sections = _check_count(
-        content.get("sections"), bounds.CATALOGUE_SECTIONS_MAX, N_("sections"),
+        content.get("sections"), bounds.CATALOGUE_SECTIONS_MAX, gettext_noop("sections"),
         (*path, "sections"), problems,
     )  # fmt: skip
     section_codes: list[tuple[str, Path]] = []
@@ -739,10 +753,10 @@ def _check_questionnaire(
     total_questions = sum(len(s.get("questions") or []) for s in sections if isinstance(s, dict))
     if total_questions > bounds.CATALOGUE_QUESTIONS_MAX:
         problems.add(
-            N_("There are %(count)s %(what)s; the limit is %(limit)s."),
+            gettext_noop("There are %(count)s %(what)s; the limit is %(limit)s."),
             {
                 "count": total_questions,
-                "what": gettext(N_("questions")),
+                "what": gettext(gettext_noop("questions")),
                 "limit": bounds.CATALOGUE_QUESTIONS_MAX,
             },
             path=(*path, "sections"),
@@ -755,10 +769,12 @@ def _check_questionnaire(
             section_codes.append((checked["code"], section_path))
             checked_sections.append(checked)
     if not question_codes and not problems.found:
-        problems.add(N_("The questionnaire has no questions."), path=(*path, "sections"))
-    _unique(section_codes, N_("section code"), problems, key=str)
+        problems.add(gettext_noop("The questionnaire has no questions."), path=(*path, "sections"))
+    _unique(section_codes, gettext_noop("section code"), problems, key=str)
     # Conditions name a question by its code with "-" as "_": PRF-05 and PRF_05 would clash.
-    _unique(question_codes, N_("question code"), problems, key=lambda c: c.replace("-", "_"))
+    _unique(
+        question_codes, gettext_noop("question code"), problems, key=lambda c: c.replace("-", "_")
+    )
     content["sections"] = checked_sections
     for key in ("add_sections", "add_questions"):
         content.pop(key, None)
@@ -772,7 +788,7 @@ def _entry_code(raw: Any, path: Path, problems: _Problems, not_a_mapping: str) -
         return None
     return _check_string(
         raw.get("code"), (*path, "code"), problems, pattern=_CODE,
-        limit=bounds.CATALOGUE_CODE_CHARS_MAX, what=N_("a letter, then letters, digits, - or _"),
+        limit=bounds.CATALOGUE_CODE_CHARS_MAX, what=gettext_noop("a letter, then letters, digits, - or _"),
     )  # fmt: skip
 
 
@@ -784,7 +800,7 @@ def _check_section(
     units: set[str],
     question_codes: list[tuple[str, Path]],
 ) -> dict[str, Any] | None:
-    code = _entry_code(raw, path, problems, N_("A section must be a mapping."))
+    code = _entry_code(raw, path, problems, gettext_noop("A section must be a mapping."))
     if code is None:
         return None
     _check_keys(raw, _SECTION_KEYS - {"before"}, path, problems, code=code)
@@ -801,7 +817,7 @@ def _check_section(
     questions = []
     raw_questions = raw.get("questions")
     if not isinstance(raw_questions, list):
-        problems.add(N_("'%(field)s' must be a list."), {"field": "questions"}, path=path,
+        problems.add(gettext_noop("'%(field)s' must be a list."), {"field": "questions"}, path=path,
                      code=code)  # fmt: skip
         raw_questions = []
     for index, question in enumerate(raw_questions):
@@ -817,7 +833,7 @@ def _check_section(
 def _check_question(
     raw: Any, path: Path, problems: _Problems, texts: _Texts, units: set[str]
 ) -> dict[str, Any] | None:
-    code = _entry_code(raw, path, problems, N_("A question must be a mapping."))
+    code = _entry_code(raw, path, problems, gettext_noop("A question must be a mapping."))
     if code is None:
         return None
     _check_keys(raw, _QUESTION_KEYS, path, problems, code=code)
@@ -826,7 +842,7 @@ def _check_question(
     content: dict[str, Any] = {key: raw[key] for key in raw if key in _QUESTION_KEYS}
     content["code"] = code
     if "required" in raw and not isinstance(raw["required"], bool):
-        problems.add(N_("'%(field)s' must be true or false."), {"field": "required"},
+        problems.add(gettext_noop("'%(field)s' must be true or false."), {"field": "required"},
                      path=(*path, "required"), code=code)  # fmt: skip
     for name, limit, required in (
         ("text", bounds.CATALOGUE_TEXT_CHARS_MAX, True),
@@ -852,7 +868,7 @@ def _check_question(
         )
     if raw.get("unit") is not None and raw.get("unit") not in units:
         problems.add(
-            N_("Unit “%(unit)s” is not defined under 'units'."),
+            gettext_noop("Unit “%(unit)s” is not defined under 'units'."),
             {"unit": shown_safely(raw.get("unit"))},
             path=(*path, "unit"),
             code=code,
@@ -866,24 +882,24 @@ def _check_question(
             _check_choice(raw["produced_by"], PRODUCERS, (*path, "produced_by"), problems,
                           code=code)  # fmt: skip
     elif "parser" in raw or "produced_by" in raw:
-        problems.add(N_("'parser' and 'produced_by' are for file questions."), path=path,
+        problems.add(gettext_noop("'parser' and 'produced_by' are for file questions."), path=path,
                      code=code)  # fmt: skip
     options = _check_count(
-        raw.get("options"), bounds.CATALOGUE_OPTIONS_MAX, N_("options"), (*path, "options"),
+        raw.get("options"), bounds.CATALOGUE_OPTIONS_MAX, gettext_noop("options"), (*path, "options"),
         problems, code=code,
     )  # fmt: skip
     if answer_type in ("choice", "multi_choice") and not options and "options" not in raw:
-        problems.add(N_("A %(type)s question needs options."), {"type": answer_type},
+        problems.add(gettext_noop("A %(type)s question needs options."), {"type": answer_type},
                      path=path, code=code)  # fmt: skip
     if options and answer_type not in ("choice", "multi_choice"):
-        problems.add(N_("Only choice and multi_choice questions have options."),
+        problems.add(gettext_noop("Only choice and multi_choice questions have options."),
                      path=(*path, "options"), code=code)  # fmt: skip
     checked_options = []
     option_codes: list[tuple[str, Path]] = []
     for index, option in enumerate(options):
         option_path: Path = (*path, "options", index)
         if not isinstance(option, dict):
-            problems.add(N_("An option must be a mapping."), path=option_path, code=code)
+            problems.add(gettext_noop("An option must be a mapping."), path=option_path, code=code)
             continue
         option_code = _check_string(
             option.get("code"), (*option_path, "code"), problems, code=code,
@@ -899,7 +915,7 @@ def _check_question(
         checked_options.append(
             {"code": option_code, "label": label, "exclusive": bool(option.get("exclusive"))}
         )
-    _unique(option_codes, N_("option code"), problems, key=str)
+    _unique(option_codes, gettext_noop("option code"), problems, key=str)
     if checked_options:
         content["options"] = checked_options
     return content
@@ -907,14 +923,14 @@ def _check_question(
 
 def _check_frameworks(raw: Any, problems: _Problems, texts: _Texts) -> list[dict[str, Any]]:
     path: Path = ("frameworks",)
-    entries = _check_count(raw, bounds.CATALOGUE_FRAMEWORKS_MAX, N_("framework references"),
+    entries = _check_count(raw, bounds.CATALOGUE_FRAMEWORKS_MAX, gettext_noop("framework references"),
                            path, problems)  # fmt: skip
     checked = []
     ids: list[tuple[str, Path]] = []
     for index, entry in enumerate(entries):
         entry_path: Path = (*path, index)
         if not isinstance(entry, dict):
-            problems.add(N_("A framework reference must be a mapping."), path=entry_path)
+            problems.add(gettext_noop("A framework reference must be a mapping."), path=entry_path)
             continue
         ref_id = _check_string(entry.get("id"), (*entry_path, "id"), problems,
                                limit=bounds.CATALOGUE_ID_CHARS_MAX)  # fmt: skip
@@ -931,7 +947,7 @@ def _check_frameworks(raw: Any, problems: _Problems, texts: _Texts) -> list[dict
                             code=ref_id)  # fmt: skip
         ids.append((ref_id, entry_path))
         checked.append({**entry, "id": ref_id, "family": family, "title": title})
-    _unique(ids, N_("framework reference"), problems, key=str)
+    _unique(ids, gettext_noop("framework reference"), problems, key=str)
     return checked
 
 
@@ -944,11 +960,11 @@ def _check_ruleset(raw: Any, problems: _Problems, texts: _Texts) -> dict[str, An
     content["slug"] = _check_string(
         raw.get("slug"), (*path, "slug"), problems, pattern=_SLUG,
         limit=bounds.CATALOGUE_SLUG_CHARS_MAX,
-        what=N_("lowercase letters, digits and single hyphens"),
+        what=gettext_noop("lowercase letters, digits and single hyphens"),
     )  # fmt: skip
     content["version"] = _check_string(
         raw.get("version"), (*path, "version"), problems, pattern=_VERSION,
-        limit=bounds.CATALOGUE_VERSION_CHARS_MAX, what=N_("letters, digits, dots, + and -"),
+        limit=bounds.CATALOGUE_VERSION_CHARS_MAX, what=gettext_noop("letters, digits, dots, + and -"),
     )  # fmt: skip
     content["title"] = _check_text(raw.get("title"), (*path, "title"), problems, texts,
                                    code="ruleset", limit=bounds.CATALOGUE_LABEL_CHARS_MAX)  # fmt: skip
@@ -966,14 +982,16 @@ def _check_ruleset(raw: Any, problems: _Problems, texts: _Texts) -> dict[str, An
         )
     ):
         problems.add(
-            N_("'points' must give a whole number from 0 to 100 for each of %(severities)s."),
+            gettext_noop(
+                "'points' must give a whole number from 0 to 100 for each of %(severities)s."
+            ),
             {"severities": ", ".join(SEVERITIES)},
             path=(*path, "points"),
         )
     derived = raw.get("derived") or {}
     if not isinstance(derived, dict) or len(derived) > bounds.CATALOGUE_DERIVED_MAX:
         problems.add(
-            N_("'derived' must map at most %(limit)s names to CEL expressions."),
+            gettext_noop("'derived' must map at most %(limit)s names to CEL expressions."),
             {"limit": bounds.CATALOGUE_DERIVED_MAX},
             path=(*path, "derived"),
         )
@@ -982,10 +1000,10 @@ def _check_ruleset(raw: Any, problems: _Problems, texts: _Texts) -> dict[str, An
             expression = entry.get("expression") if isinstance(entry, dict) else entry
             _check_condition(expression, (*path, "derived", str(name)), problems,
                              code=str(name), kind="derived")  # fmt: skip
-    rules = _check_count(raw.get("rules"), bounds.CATALOGUE_RULES_MAX, N_("rules"),
+    rules = _check_count(raw.get("rules"), bounds.CATALOGUE_RULES_MAX, gettext_noop("rules"),
                          (*path, "rules"), problems)  # fmt: skip
     if not rules and not problems.found:
-        problems.add(N_("The ruleset has no rules."), path=(*path, "rules"))
+        problems.add(gettext_noop("The ruleset has no rules."), path=(*path, "rules"))
     rule_ids: list[tuple[str, Path]] = []
     checked_rules = []
     for index, rule in enumerate(rules):
@@ -994,18 +1012,18 @@ def _check_ruleset(raw: Any, problems: _Problems, texts: _Texts) -> dict[str, An
         if checked is not None:
             rule_ids.append((checked["id"], rule_path))
             checked_rules.append(checked)
-    _unique(rule_ids, N_("rule id"), problems, key=str)
+    _unique(rule_ids, gettext_noop("rule id"), problems, key=str)
     content["rules"] = checked_rules
     return content
 
 
 def _check_rule(raw: Any, path: Path, problems: _Problems, texts: _Texts) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
-        problems.add(N_("A rule must be a mapping."), path=path)
+        problems.add(gettext_noop("A rule must be a mapping."), path=path)
         return None
     rule_id = _check_string(raw.get("id"), (*path, "id"), problems, pattern=_CODE,
                             limit=bounds.CATALOGUE_ID_CHARS_MAX,
-                            what=N_("a letter, then letters, digits, - or _"))  # fmt: skip
+                            what=gettext_noop("a letter, then letters, digits, - or _"))  # fmt: skip
     if rule_id is None:
         return None
     _check_keys(raw, _RULE_KEYS, path, problems, code=rule_id)
@@ -1022,7 +1040,7 @@ def _check_rule(raw: Any, path: Path, problems: _Problems, texts: _Texts) -> dic
     references = raw.get("references") or []
     if not isinstance(references, list) or len(references) > bounds.CATALOGUE_REFERENCES_MAX:
         problems.add(
-            N_("'references' must list at most %(limit)s framework reference ids."),
+            gettext_noop("'references' must list at most %(limit)s framework reference ids."),
             {"limit": bounds.CATALOGUE_REFERENCES_MAX},
             path=(*path, "references"),
             code=rule_id,
@@ -1030,7 +1048,7 @@ def _check_rule(raw: Any, path: Path, problems: _Problems, texts: _Texts) -> dic
     for name in ("fires_when_blank",):
         value = raw.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.add(N_("'%(field)s' must be a list."), {"field": name},
+            problems.add(gettext_noop("'%(field)s' must be a list."), {"field": name},
                          path=(*path, name), code=rule_id)  # fmt: skip
     return content
 
@@ -1059,7 +1077,9 @@ def _compile(
         assert questionnaire is not None
         if questionnaire.key in owned:
             problems.add(
-                N_("%(key)s is published and never changes; raise 'version' for a new one."),
+                gettext_noop(
+                    "%(key)s is published and never changes; raise 'version' for a new one."
+                ),
                 {"key": questionnaire.key},
                 path=("questionnaire", "version"),
             )
@@ -1075,7 +1095,9 @@ def _compile(
         clash = [entry["id"] for entry in own if entry["id"] in shipped_frameworks]
         for ref_id in clash:
             problems.add(
-                N_("Framework reference %(id)s is already in the shipped list; use another id."),
+                gettext_noop(
+                    "Framework reference %(id)s is already in the shipped list; use another id."
+                ),
                 {"id": ref_id},
                 kind="framework",
                 code=ref_id,
@@ -1091,7 +1113,7 @@ def _compile(
         for ref in references:
             if ref not in frameworks:
                 problems.add(
-                    N_(
+                    gettext_noop(
                         "Framework reference “%(id)s” is neither a shipped one nor listed under"
                         " 'frameworks'."
                     ),
@@ -1104,7 +1126,7 @@ def _compile(
     for key in [target, *applies_to]:
         if not isinstance(key, str) or (key not in questionnaires and key not in owned):
             problems.add(
-                N_(
+                gettext_noop(
                     "The ruleset scores %(key)s, which is neither the questionnaire of this file"
                     " nor a published questionnaire of your organization."
                 ),
@@ -1168,14 +1190,14 @@ def _compile_rules(
 
 # The engine's messages (English, from `CatalogError`), by what they mean.
 _ENGINE_MESSAGES: tuple[tuple[str, str], ...] = (
-    ("syntax error in condition", N_("Syntax error in the condition: %(detail)s")),
-    ("unknown name", N_("The condition reads a name that is not a question code: %(detail)s")),
-    ("type error in condition", N_("Type error in the condition: %(detail)s")),
-    ("is not an option of", N_("A text in the condition is not an option: %(detail)s")),
-    ("must give", N_("The condition does not give true or false: %(detail)s")),
-    ("fires_when_blank names unknown", N_("'fires_when_blank' names an unknown question: %(detail)s")),
-    ("is not a section of", N_("Unknown section: %(detail)s")),
-    ("show_if conditions do not settle", N_("The show_if conditions depend on each other in a circle.")),
+    ("syntax error in condition", gettext_noop("Syntax error in the condition: %(detail)s")),
+    ("unknown name", gettext_noop("The condition reads a name that is not a question code: %(detail)s")),
+    ("type error in condition", gettext_noop("Type error in the condition: %(detail)s")),
+    ("is not an option of", gettext_noop("A text in the condition is not an option: %(detail)s")),
+    ("must give", gettext_noop("The condition does not give true or false: %(detail)s")),
+    ("fires_when_blank names unknown", gettext_noop("'fires_when_blank' names an unknown question: %(detail)s")),
+    ("is not a section of", gettext_noop("Unknown section: %(detail)s")),
+    ("show_if conditions do not settle", gettext_noop("The show_if conditions depend on each other in a circle.")),
 )  # fmt: skip
 
 
@@ -1189,7 +1211,7 @@ def _engine_problem(
     if "derived value" in text:
         kind = "derived"
     detail = shown_safely(text.split(": ", 1)[-1], 300)
-    message = N_("%(detail)s")
+    message = gettext_noop("%(detail)s")
     for marker, translated in _ENGINE_MESSAGES:
         if marker in text:
             message = translated

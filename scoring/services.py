@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop as N_
+from django.utils.translation import gettext_noop
 
 from accounts.models import Membership, Organization
 from accounts.roles import Capability
@@ -350,9 +350,17 @@ def _refuse_taken_names(
             else ("shipped" if _shipped(Ruleset).filter(slug=slug).exists() else None)
         )
         if taken == "shipped":
-            message = N_("“%(slug)s” is the name of a shipped %(part)s; choose another slug.")
+            message = (
+                gettext_noop(
+                    "“%(slug)s” is the name of a shipped questionnaire; choose another slug."
+                )
+                if model is QuestionnaireVersion
+                else gettext_noop(
+                    "“%(slug)s” is the name of a shipped ruleset; choose another slug."
+                )
+            )
         elif taken == "shared":
-            message = N_(
+            message = gettext_noop(
                 "“%(slug)s” is the name of a questionnaire shared with your organization;"
                 " choose another slug."
             )
@@ -362,7 +370,7 @@ def _refuse_taken_names(
             version=version,
             status=CatalogStatus.PUBLISHED,
         ).exists():
-            message = N_(
+            message = gettext_noop(
                 "%(slug)s@%(version)s is published and never changes; raise 'version' to"
                 " publish a change."
             )

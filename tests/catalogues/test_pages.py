@@ -49,7 +49,7 @@ def test_problems_read_in_the_members_language(catalog, personas):
     client = signed_in(personas.alice)
     client.post(reverse("accounts:set_language"), {"language": "zh-hant"})
     page = post_file(client, b"ruleset: [").content.decode()
-    assert "檔案" in page
+    assert "檔案不是有效的 YAML" in page
 
 
 def test_an_english_only_catalogue_is_marked(catalog, personas):

@@ -204,6 +204,11 @@ MATRIX: dict[str, Rule] = {
     "spreadsheets:workbook_download": R(roles=("owner", "assessor")),
     "spreadsheets:findings_export": R(),
     "spreadsheets:portfolio_export": R(acme_object=False),
+    # a questionnaire imported from a spreadsheet: whoever writes the organization's catalogues
+    # (manage_catalogues); an upload is kept for its member only: another's address bounces to
+    # the upload page
+    "spreadsheets:catalogue_import": R(roles=("owner",), acme_object=False),
+    "spreadsheets:catalogue_import_mapping": R(roles=("owner",), acme_object=False),
     "api:findings-export": R(kind="api"),
     "api:portfolio-export": R(kind="api", acme_object=False),
     "portal_workbook:page": R(kind="portal"),

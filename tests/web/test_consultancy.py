@@ -201,6 +201,8 @@ def test_the_owner_opens_a_client_from_the_web_and_lands_on_its_members(client, 
     assert f"/?org={blue.slug}" in listing
     dashboard = client.get(f"/?org={blue.slug}").content.decode()
     assert "selected>Blue Bank</option>" in dashboard
+    organizations = client.get(reverse("accounts:organizations")).content.decode()
+    assert 'Helix Advisory <span class="badge">Consultancy</span>' in organizations
 
 
 def test_a_bad_name_is_a_400_naming_the_field(client, helix):

@@ -233,12 +233,12 @@ class PortfolioReports(OrganizationAPIView):
         description="Queues the rendering (202) of a PDF across the organization's vendors — "
         "tiers, open findings by severity, decisions and their expiries, overdue and due-soon "
         "items, changes since the previous one — or, for a consultancy, its overview across "
-        "its clients. Follow it at `GET portfolio-reports/{id}/`. Every member.",
+        "its clients (403 in an organization that is no consultancy). Follow it at "
+        "`GET portfolio-reports/{id}/`. Every member.",
         request=PortfolioReportRequestInputSerializer,
         responses={
             202: PortfolioReportSerializer,
-            **error_responses(401, 403),
-            **invalid_input("`kind`: only a consultancy has an overview across clients."),
+            **error_responses(400, 401, 403),
         },
     )
     def post(self, request: Request, org: OrgContext) -> Response:

@@ -30,7 +30,7 @@ from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.services.webhook_events import assessment_event
 from core.db import create_once
-from core.errors import ConflictError, ServiceError, StorageUnavailableError
+from core.errors import ConflictError, ForbiddenError, ServiceError, StorageUnavailableError
 from core.queueing import publish_on_commit
 from core.storage import REMOTE_ERRORS, write_atomically
 from outbox.links import site_url
@@ -347,10 +347,11 @@ def portfolio_report_request(
         errors["language"] = [_("Choose English (en) or Traditional Chinese (zh-hant).")]
     if kind not in PortfolioKind.values:
         errors["kind"] = [_("Unknown kind of portfolio report.")]
-    elif kind == PortfolioKind.CONSULTANCY and not member.organization.is_consultancy:
-        errors["kind"] = [_("Only a consultancy has an overview across clients.")]
     if errors:
         raise ServiceError(errors)
+    if kind == PortfolioKind.CONSULTANCY and not member.organization.is_consultancy:
+        # As for opening a client workspace: not something this organization may do (403).
+        raise ForbiddenError({"kind": [_("Only a consultancy has an overview across clients.")]})
     organization = member.organization
     report = PortfolioReport.objects.create(
         organization=organization,

@@ -215,7 +215,7 @@ def test_other_organizations_cannot_see_or_verify_a_portfolio_report(
         {"language": "en", "kind": "consultancy"},
         content_type="application/json",
     )
-    assert refused.status_code == 400 and "kind" in refused.json()["errors"]
+    assert refused.status_code == 403 and "kind" in refused.json()["errors"]
 
 
 def test_a_viewer_asks_for_one_from_the_dashboard_and_follows_its_status(

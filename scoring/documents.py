@@ -221,7 +221,8 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
         safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         for count, event in enumerate(yaml.parse(text, Loader=safe_loader)):
             if count >= bounds.CATALOGUE_YAML_EVENTS_MAX:
-                raise _TooManyEntries(event.start_mark.line + 1)
+                mark: Any = event.start_mark
+                raise _TooManyEntries(mark.line + 1)
         loader = safe_loader(text)
         try:
             node = loader.get_single_node()
@@ -260,7 +261,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [CatalogueProblem(source_name, gettext_noop("The file nests entries too deeply."))]
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark: Any = exc.problem_mark or exc.context_mark
+        mark = exc.problem_mark or exc.context_mark
         raise CatalogueInvalid(
             [
                 CatalogueProblem(

@@ -1141,8 +1141,9 @@ def _compile(
 def _compile_rules(
     problems: _Problems, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
 ) -> CompiledRuleset:
-    """Compile; on an error, compile each rule alone to name every failing rule. The type checks
-    share `CATALOGUE_CONDITION_CHECKS` tries among the conditions."""
+    """Compile; on an error, name every failing rule (`CompiledRuleset.lint`, the checks
+    compiling makes, for each rule). The type checks share `CATALOGUE_CONDITION_CHECKS` tries
+    among the conditions."""
     conditions = len(ruleset.rules) + len(ruleset.derived)
     conditions += sum(1 for q in questionnaire.iter_questions() if q.show_if)
     limit = max(bounds.CONDITION_CHECKS_MIN, bounds.CATALOGUE_CONDITION_CHECKS // conditions)
@@ -1154,17 +1155,12 @@ def _compile_rules(
         return compiled(ruleset.rules)
     except CatalogError as exc:
         first = exc
-    try:
-        compiled(ruleset.rules[:1])
-    except CatalogError as exc:
-        if " rule " not in str(exc):  # a show_if or a derived value: every rule would fail
-            _engine_problem(problems, exc, "ruleset")
-            raise CatalogueInvalid(problems.found) from exc
-    for rule in ruleset.rules:
-        try:
-            compiled((rule,))
-        except CatalogError as exc:
-            _engine_problem(problems, exc, "ruleset", rule_id=rule.id)
+    for problem in CompiledRuleset.lint(ruleset, questionnaire, check_limit=limit):
+        error = CatalogError(problem.message)
+        if not problem.rule_id:  # a show_if or a derived value: every rule would fail
+            _engine_problem(problems, error, "ruleset")
+            raise CatalogueInvalid(problems.found) from first
+        _engine_problem(problems, error, "ruleset", rule_id=problem.rule_id)
     if not problems.found:
         _engine_problem(problems, first, "ruleset")
     raise CatalogueInvalid(problems.found) from first

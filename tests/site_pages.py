@@ -109,6 +109,8 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("portfolio:policy"),
         reverse("portfolio:outbox"),
         reverse("webhooks:endpoints"),
+        reverse("portfolio:workbench", args=[scored.latest_run.ruleset_id]),
+        reverse("portfolio:workbench_impact", args=[scored.latest_run.ruleset_id]),
     ]
     for assessment in (scored, draft):
         pages += [

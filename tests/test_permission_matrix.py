@@ -43,7 +43,13 @@ from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
-from scoring.services import catalogue_publish, catalogue_share, catalogue_upload
+from scoring.models import RulesetTestCase
+from scoring.services import (
+    catalogue_publish,
+    catalogue_share,
+    catalogue_upload,
+    ruleset_test_case_save,
+)
 from tests.catalogues.conftest import EXAMPLE as CATALOGUE_EXAMPLE
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
@@ -175,6 +181,13 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # the rule workbench of Acme's own ruleset, and Acme's test case on it
+    "portfolio:workbench": R(),
+    "portfolio:workbench_impact": R(),
+    "portfolio:workbench_case_save": R("POST", roles=("owner", "assessor")),
+    "portfolio:workbench_case_delete": R(
+        "POST", roles=("owner", "assessor"), data=lambda world: acme_test_case(world)
+    ),
     # the organization's own questionnaires (catalogues): the owner's
     "portfolio:catalogues": R(roles=("owner",), acme_object=False),
     "portfolio:catalogue": R(roles=("owner",)),
@@ -227,6 +240,23 @@ MATRIX: dict[str, Rule] = {
     "portal:configuration_change": R("POST", kind="portal"),
     "portal:thread": R(kind="portal"),
 }
+
+
+def acme_test_case(world: World) -> dict:
+    """Acme's test case, as the world made it (again, when an earlier persona deleted it)."""
+    RulesetTestCase.objects.get_or_create(
+        pk=world.kwargs["case_id"],
+        defaults={
+            "organization": world.personas.acme,
+            "ruleset_id": world.kwargs["ruleset_id"],
+            "name": "Matrix",
+            "risk_score": 0,
+            "risk_tier": "low",
+        },
+    )
+    return {}
+
+
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}
 
@@ -428,7 +458,16 @@ def world(django_db_setup, django_db_blocker, world_media):
         invitation = membership_add(
             organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
         )
+        # A test case of Acme's on its own ruleset, in the rule workbench.
+        test_case = ruleset_test_case_save(
+            member=member_of(personas.ava),
+            ruleset=catalogue.ruleset,
+            name="Abroad",
+            answers={"GOV-02": "abroad"},
+            as_of=acme.local_date(),
+        )
         kwargs = {
+            "case_id": test_case.pk,
             "invitation_id": invitation.pk,
             "answer": "accept",
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,

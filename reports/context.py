@@ -98,6 +98,11 @@ class ReportContext:
     html_lang: str
     labels: Mapping[str, str]
     number: str
+    # The cover's title: the shipped isolation assessment's, or an organization's own
+    # questionnaire's title; and what a finding's rationale is called (an incident fact for the
+    # shipped rulesets, a rationale for an organization's own).
+    report_title: str
+    rationale_label: str
     title: str  # PDF metadata
     subject: str  # PDF metadata
     keywords: tuple[str, ...]
@@ -204,16 +209,20 @@ def _report_context(
     counts = {
         severity: sum(1 for f in findings if f.severity == severity) for severity in SEVERITIES
     }
+    shipped = assessment.questionnaire.organization_id is None
+    report_title = labels["report_title"] if shipped else questionnaire.title.get(language)
     return ReportContext(
         language=language,
         html_lang=HTML_LANG[language],
         labels=labels,
         number=number,
-        title=f"{number} · {vendor} {assessment.reference} · {labels['report_title']}",
+        report_title=report_title,
+        rationale_label=labels["incident_fact"] if shipped else labels["rationale"],
+        title=f"{number} · {vendor} {assessment.reference} · {report_title}",
         subject=" · ".join(
             f"{label}{labels['colon']}{value}"
             for label, value in (
-                (labels["report_title"], vendor),
+                (report_title, vendor),
                 (labels["client"], organization.name),
                 (labels["risk_tier"], tier_label),
                 (labels["ruleset"], ruleset.key),

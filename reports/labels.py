@@ -80,6 +80,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "section": "Section",
         "why_fired": "Why it fired",
         "incident_fact": "Incident fact it rests on",
+        "rationale": "Rationale",  # an organization's own questionnaire: no incident behind it
         "remediation": "Remediation",
         "references": "Framework references",
         "as_summarised_note": " (as summarised)",
@@ -197,6 +198,7 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "section": "部分",
         "why_fired": "觸發原因",
         "incident_fact": "所依據的事故事實",
+        "rationale": "理據",
         "remediation": "修復",
         "references": "框架參考",
         "as_summarised_note": "（按二手資料概述）",

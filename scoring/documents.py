@@ -72,7 +72,7 @@ _QUESTIONNAIRE_KEYS = {
 _SECTION_KEYS = {"code", "answered_by", "title", "intro", "questions", "before"}
 _QUESTION_KEYS = {
     "code", "type", "required", "text", "help", "placeholder", "unit", "blank_means", "show_if",
-    "parser", "produced_by", "options",
+    "parser", "produced_by", "options", "references",
 }  # fmt: skip
 _OPTION_KEYS = {"code", "label", "exclusive"}
 _RULESET_KEYS = {
@@ -854,6 +854,18 @@ def _check_question(
                               limit=limit, required=required)  # fmt: skip
         if checked is not None:
             content[name] = checked
+    references = raw.get("references")
+    if references is not None and (
+        not isinstance(references, list)
+        or len(references) > bounds.CATALOGUE_REFERENCES_MAX
+        or not all(isinstance(ref, str) and ref for ref in references)
+    ):
+        problems.add(
+            N_("'references' must list at most %(limit)s framework reference ids."),
+            {"limit": bounds.CATALOGUE_REFERENCES_MAX},
+            path=(*path, "references"),
+            code=code,
+        )
     if raw.get("unit") is not None and raw.get("unit") not in units:
         problems.add(
             gettext_noop("Unit “%(unit)s” is not defined under 'units'."),
@@ -1092,8 +1104,13 @@ def _compile(
             )
         problems.raise_if_any()
         frameworks.update(parse_frameworks({"frameworks": own}, source="frameworks"))
-    for rule in ruleset_content["rules"]:
-        for ref in rule.get("references") or []:
+    cited = [
+        ("rule", rule["id"], rule.get("references") or []) for rule in ruleset_content["rules"]
+    ]
+    if questionnaire is not None:  # a question may cite clauses too (`references`)
+        cited += [("question", q.code, q.references) for q in questionnaire.iter_questions()]
+    for kind, code, references in cited:
+        for ref in references:
             if ref not in frameworks:
                 problems.add(
                     gettext_noop(
@@ -1101,8 +1118,9 @@ def _compile(
                         " 'frameworks'."
                     ),
                     {"id": shown_safely(ref)},
-                    kind="rule",
-                    code=rule["id"],
+                    kind=kind,
+                    code=code,
+                    field="references",
                 )
     applies_to = ruleset_content.get("applies_to") or []
     for key in [target, *applies_to]:

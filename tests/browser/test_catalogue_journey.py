@@ -30,6 +30,7 @@ from assessments.models import Assessment, Channel
 from assessments.services.vendors import vendor_create
 from scoring.models import Ruleset
 from tests.personas import PASSWORD
+from tests.spreadsheets.conftest import fill
 
 from .conftest import DESKTOP
 
@@ -41,6 +42,8 @@ pytestmark = [
 
 SCORING_TIMEOUT = 60  # s: the worker scores the submitted answers
 REPORT_TIMEOUT = 90  # s: the worker renders the PDF
+HIGH = {"en": "high", "zh-hant": "高"}  # the tier, as the page names it
+VENDOR_COLUMN = {"en": "Vendor", "zh-hant": "供應商"}
 KEY_DELAY = 30  # ms a key, as tests/browser/test_typing.py types
 
 CATALOGUE = """\
@@ -106,7 +109,7 @@ RULES_V2 = "ruleset:" + CATALOGUE.split("\nruleset:", 1)[1].replace(
 
 # The test case and the vendor's answers: no register, data abroad, prompts kept 20 days.
 CASE = {"GOV-01": "no", "GOV-02": "abroad", "GOV-03": "20"}
-VENDOR = {"GOV-01": "yes", "GOV-02": "abroad", "GOV-03": "20"}
+VENDOR = {"GOV-01": "yes", "GOV-02": "abroad", "GOV-03": 20}
 
 
 def sheet_workbook(path: Path) -> Path:
@@ -136,6 +139,12 @@ def sheet_workbook(path: Path) -> Path:
     return path
 
 
+def submit(page, selector: str) -> None:
+    """Click a link or a form's button and wait for the page it leads to, as a person does."""
+    with page.expect_navigation():
+        page.click(selector)
+
+
 class Owner:
     """The owner's browser: one context, with its pages, and the screenshots."""
 
@@ -161,7 +170,7 @@ class Owner:
         path.write_text(text, encoding="utf-8")
         self.go("/catalogues/")
         self.page.set_input_files("main form input[type=file][name=file]", str(path))
-        self.page.click("main form[enctype] button.primary")
+        submit(self.page, "main form[enctype] button.primary")
 
 
 def test_an_owner_brings_a_questionnaire_of_their_own(
@@ -175,10 +184,10 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", personas.alice.email)
     page.fill("input[name=password]", PASSWORD)
-    page.click("main form button[type=submit]")
+    submit(page, "main form button[type=submit]")
     assert page.url.rstrip("/") == live_server.url, page.url
     if language == "zh-hant":
-        page.click("form.language button[value='zh-hant']")
+        submit(page, "form.language button[value='zh-hant']")
         assert page.get_attribute("html", "lang") == "zh-Hant-HK"
 
     # -- upload with a mistake: the problem names the file, the line and the rule ------------
@@ -206,7 +215,7 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     owner.shot(page, "draft-preview")
 
     # -- the workbench: answers in, rules fired and why, score and tier; a test case saved ---
-    page.click(f"a[href$='/rulesets/{catalogue_url.rstrip('/').rsplit('/', 1)[1]}/workbench/']")
+    submit(page, f"a[href$='/rulesets/{catalogue_url.rstrip('/').rsplit('/', 1)[1]}/workbench/']")
     assert "/workbench/" in page.url
     form = page.locator("form:has(input[name=source][value=form])")
     form.locator("[id='q-GOV-01-no']").check()
@@ -215,7 +224,8 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     form.locator("button.primary").click()
     page.wait_for_selector("#result-section")
     facts = page.inner_text("#result-section dl.facts")
-    assert "20" in facts  # 15 (high) + 5 (medium)
+    tier, score = page.locator("#result-section dl.facts dd").all_inner_texts()[:2]
+    assert (tier.strip().lower(), score.strip()) == (HIGH[language], "20")  # 15 + 5
     assert "DD-NO-REGISTER" in facts and "DD-DATA-ABROAD" in facts
     assert page.locator("#rule-DD-NO-REGISTER strong.fired").count() == 1
     retention = page.inner_text("#rule-DD-LONG-RETENTION")
@@ -225,15 +235,15 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     page.locator("#result-section input[name=name]").press_sequentially(
         "No register, data abroad", delay=KEY_DELAY
     )
-    page.click("#result-section form button[type=submit]")
+    submit(page, "#result-section form button[type=submit]")
     assert "No register, data abroad" in page.inner_text("section[aria-labelledby=cases]")
     owner.shot(page, "workbench-case-saved")
 
     # -- publish ---------------------------------------------------------------------------
     page.goto(catalogue_url)
-    page.click("main .actions a.button.primary")
-    page.click("main form button.primary")
-    assert page.url == catalogue_url
+    submit(page, "main .actions a.button.primary")
+    submit(page, "main form button.primary")
+    page.wait_for_url(catalogue_url)
     ruleset_v1 = Ruleset.objects.get(organization=personas.acme, slug="client-dd-rules")
     assert ruleset_v1.is_draft is False
     owner.shot(page, "published")
@@ -242,7 +252,7 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     workbook = sheet_workbook(tmp_path / "client-dd.xlsx")
     owner.go("/questionnaires/import/")
     page.set_input_files("#id_workbook", str(workbook))
-    page.click("main form[enctype] button.primary")
+    submit(page, "main form[enctype] button.primary")
     assert "/questionnaires/import/" in page.url and page.locator("#id_text_en").count()
     assert "Wording" in page.inner_text("main")  # the headers, with the first rows
     assert page.input_value("#id_code") != ""  # "Code" is recognised
@@ -250,7 +260,7 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     page.locator("#id_title_en").press_sequentially("Client due diligence sheet", delay=KEY_DELAY)
     page.fill("#id_slug", "client-dd-sheet")
     owner.shot(page, "xlsx-mapping")
-    page.click("main form[method=post] button.primary")
+    submit(page, "main form[method=post] button.primary")
     assert re.search(r"/catalogues/\d+/$", page.url), page.inner_text("main")[:2000]
     assert "client-dd-sheet-rules@1" in page.inner_text("h1")
     assert page.locator("#english-only").is_visible()
@@ -269,35 +279,50 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     with page.expect_response(lambda response: "q=Client" in response.url):
         page.locator("#id_vendor_q").press_sequentially("Client", delay=KEY_DELAY)
     page.get_by_label("Client Vendor", exact=True).check()
-    page.select_option("#id_questionnaire", "client-dd@1")
+    # htmx redraws the buyer's questions for the questionnaire chosen (it has none)
+    with page.expect_response(lambda response: "questionnaire=" in response.url):
+        page.select_option("#id_questionnaire", "client-dd@1")
     page.fill("#id_due_date", "2030-12-31")
-    page.click("main form button.primary")
-    assert page.locator("form.invite-form").count(), page.inner_text("main")[:1500]
+    submit(page, "main form button.primary")
+    page.wait_for_selector("form.invite-form")
     assessment = Assessment.objects.get(vendor__name="Client Vendor")
     assert assessment.questionnaire.key == "client-dd@1"
     page.fill("#id_contact_email", "security@client-vendor.test")
-    page.click("form.invite-form button.primary")
+    submit(page, "form.invite-form button.primary")
+    page.wait_for_selector(".messages")  # "A private link was sent to …"
     (invitation,) = [m for m in mailoutbox if m.to == ["security@client-vendor.test"]]
     link_path = re.search(r"/v/[\w-]+/", invitation.body).group(0)
 
     vendor = owner.context.new_page()
     vendor.goto(f"{live_server.url}{link_path}")
     if language == "zh-hant":
-        vendor.click(".language-switch button[value='zh-hant']")
+        submit(vendor, ".language-switch button[value='zh-hant']")
         assert vendor.get_attribute("html", "lang") == "zh-Hant-HK"
     vendor.goto(f"{live_server.url}{link_path}s/GOV/")
     if language == "zh-hant":  # English only, and said so
         assert "Do you keep an AI risk register?" in vendor.inner_text("main")
+        assert vendor.locator(".english-only").is_visible()
+    # two answers on the web page ...
     vendor.check("[id='q-GOV-01-yes']")
     vendor.check("[id='q-GOV-02-abroad']")
-    vendor.locator("[id='q-GOV-03']").press_sequentially(VENDOR["GOV-03"], delay=KEY_DELAY)
     vendor.click("#section-form button.primary")
     vendor.wait_for_selector(".message")
     assert not vendor.locator(".error-summary").count(), vendor.inner_text(".error-summary")
     owner.shot(vendor, "vendor-section")
+    # ... and the third in the workbook: downloaded, typed into in "Excel", uploaded
+    vendor.goto(f"{live_server.url}{link_path}workbook/")
+    with vendor.expect_download() as download:
+        vendor.click(f"a[download][hreflang='{language}']")
+    typed = fill(Path(download.value.path()).read_bytes(), {"GOV-03": VENDOR["GOV-03"]})
+    (tmp_path / "answers.xlsx").write_bytes(typed)
+    vendor.set_input_files("input[type=file][name=workbook]", str(tmp_path / "answers.xlsx"))
+    submit(vendor, "main form[enctype] button.primary")
+    assert not vendor.locator(".error-summary").count(), vendor.inner_text(".error-summary")
+    assert dict(assessment.answers.values_list("question_code", "value")) == VENDOR
+    owner.shot(vendor, "vendor-workbook-imported")
     vendor.goto(f"{live_server.url}{link_path}review/")
     vendor.check("#confirm")
-    vendor.click("main form[action$='/review/'] button[type=submit]")
+    submit(vendor, "main form[action$='/review/'] button[type=submit]")
     assert vendor.url.endswith("/thanks/")
     vendor.close()
 
@@ -319,7 +344,7 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     # a PDF in the page's language, generated by the worker, downloaded and read
     owner.go(f"/assessments/{assessment.pk}/reports/")
     page.select_option("select[name=language]", language)
-    page.click("main form button.primary")
+    submit(page, "main form button.primary")
     deadline = time.monotonic() + REPORT_TIMEOUT
     download_link = page.locator("a[href$='/download/']")
     while not download_link.count():
@@ -343,16 +368,18 @@ def test_an_owner_brings_a_questionnaire_of_their_own(
     assert re.search(r"/catalogues/\d+/$", page.url), page.inner_text("main")[:2000]
     assert "client-dd-rules@2" in page.inner_text("h1")
     catalogue_v2 = page.url
-    page.click("main a[href$='/workbench/impact/']")
+    submit(page, "main a[href$='/workbench/impact/']")
     case_row = page.locator("#case-impact ~ table tr", has_text="No register, data abroad")
     assert "DD-LONG-RETENTION" in case_row.inner_text()  # added by the changed rule
-    vendor_row = page.locator("#assessment-impact ~ table tr", has_text="Client Vendor")
+    vendors = page.locator("section[aria-labelledby=assessment-impact] table")
+    assert vendors.locator("thead th").first.inner_text() == VENDOR_COLUMN[language]
+    vendor_row = vendors.locator("tbody tr", has_text="Client Vendor")
     assert "DD-LONG-RETENTION" in vendor_row.inner_text()
     owner.shot(page, "v2-impact")
     page.goto(catalogue_v2)
-    page.click("main .actions a.button.primary")
-    page.click("main form button.primary")
-    assert page.url == catalogue_v2
+    submit(page, "main .actions a.button.primary")
+    submit(page, "main form button.primary")
+    page.wait_for_url(catalogue_v2)
     assert not Ruleset.objects.get(slug="client-dd-rules", version="2").is_draft
     owner.shot(page, "v2-published")
 

@@ -861,7 +861,7 @@ def _check_question(
         or not all(isinstance(ref, str) and ref for ref in references)
     ):
         problems.add(
-            N_("'references' must list at most %(limit)s framework reference ids."),
+            gettext_noop("'references' must list at most %(limit)s framework reference ids."),
             {"limit": bounds.CATALOGUE_REFERENCES_MAX},
             path=(*path, "references"),
             code=code,

@@ -539,6 +539,14 @@ def _check_string(
             code=code,
         )
         return None
+    if errors := text_errors(value):
+        problems.add(
+            gettext_noop("'%(field)s': %(problem)s"),
+            {"field": name, "problem": " ".join(errors)},
+            path=path,
+            code=code,
+        )
+        return None
     if pattern is not None and not pattern.match(value):
         problems.add(
             gettext_noop("'%(field)s' “%(value)s” is not valid: %(what)s."),

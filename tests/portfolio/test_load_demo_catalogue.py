@@ -90,6 +90,8 @@ def test_the_demo_publishes_it_scores_the_example_and_renders_both_pdfs(catalog,
     )
     (mrm,) = [ref for ref in finding.references if ref.id == "HK-SFC-24EC55-MRM"]
     assert mrm.as_summarised and "AI model risk management" in mrm.title
+    body = page.content.decode()
+    assert "<h4>Rationale</h4>" in body and "incident fact" not in body
 
     assert "already present" in run("load_demo_catalogue")  # idempotent
     assert Assessment.objects.filter(vendor__name=command.VENDOR_NAME).count() == 1

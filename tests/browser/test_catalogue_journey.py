@@ -4,8 +4,9 @@ uploads a questionnaire as YAML with a mistake, reads the problem (file, line, c
 uploads it again, previews it, tries its rules in the workbench (which rules fire, the score and
 tier), saves a test case and publishes it; imports the same questionnaire from an .xlsx through
 the column mapping, to a valid draft; assesses a vendor with the published questionnaire (the
-vendor answers in the portal, the real Celery worker scores, the findings page shows the custom
-rule, a PDF is generated, downloaded and read); then uploads version 2 of the rules with a
+vendor answers two questions in the portal and the third in the downloaded workbook, uploaded
+back; the real Celery worker scores, the findings page shows the custom rule, a PDF is generated
+in the owner's language, downloaded and read); then uploads version 2 of the rules with a
 changed rule and sees its impact on the saved test case and on the assessment before
 publishing it.
 
@@ -98,7 +99,7 @@ ruleset:
       rationale: Long retention widens exposure.
       remediation: Shorten retention.
 """
-# The mistake: a comparison with a string that is not one of the options (line 44).
+# The mistake: a comparison with a string that is not one of the options.
 MISTAKE = CATALOGUE.replace('GOV_02 == "abroad"', 'GOV_02 == "abraod"')
 MISTAKE_LINE = next(n for n, line in enumerate(MISTAKE.splitlines(), 1) if "abraod" in line)
 

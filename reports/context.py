@@ -10,7 +10,6 @@ PDF bytes without touching the database.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import re
 from collections import defaultdict
@@ -53,10 +52,18 @@ _BRAND_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 @dataclass(frozen=True)
 class Branding:
-    display_name: str  # the consultancy's or organization's name, shown with the logo
+    display_name: str  # the organization's name as its reports show it, with its logo
     client_name: str  # the organization the assessment belongs to
     logo_data_uri: str | None  # inlined: the renderer fetches nothing
     colour: str  # "#RRGGBB", validated again here because it is written into CSS
+    # The consultancy whose client the organization is, which prepared the report (its name
+    # and logo beside the client's; "Prepared by" names the organization itself without one).
+    consultancy_name: str | None = None
+    consultancy_logo_data_uri: str | None = None
+
+    @property
+    def prepared_by(self) -> str:
+        return self.consultancy_name or self.display_name
 
 
 @dataclass(frozen=True)
@@ -336,15 +343,14 @@ def brand_colour(value: str) -> str:
 
 
 def _branding(organization: Organization) -> Branding:
-    logo = None
-    if organization.has_logo and organization.logo:
-        encoded = base64.b64encode(bytes(organization.logo)).decode("ascii")
-        logo = f"data:{organization.logo_content_type};base64,{encoded}"
+    consultancy = organization.prepared_by()
     return Branding(
         display_name=organization.display_name,
         client_name=organization.name,
-        logo_data_uri=logo,
+        logo_data_uri=organization.logo_data_uri,
         colour=brand_colour(organization.brand_colour),
+        consultancy_name=consultancy.display_name if consultancy else None,
+        consultancy_logo_data_uri=consultancy.logo_data_uri if consultancy else None,
     )
 
 

@@ -136,6 +136,77 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "Page ",
         "page_x_of_y_middle": " of ",
         "page_x_of_y_after": "",
+        "overview_title": "Overview across clients",
+        "overview_kicker": "The consultancy's clients",
+        "overview_note": (
+            "Each client's figures, counted on its own clock: its vendors by risk tier, its open "
+            "findings by severity, and its overdue and due-soon items. Only clients whose "
+            "engagement is active are listed; no vendor, answer or evidence is named."
+        ),
+        "clients_heading": "Clients",
+        "client_count": "Clients",
+        "no_clients": "The consultancy has no active client engagement.",
+        "vendors_by_tier": "Vendors by risk tier",
+        "findings_and_deadlines": "Open findings and deadlines",
+        "overdue_count": "Overdue",
+        "due_soon_count": "Due soon",
+        "severity": "Severity",
+        "portfolio_title": "Vendor portfolio report",
+        "portfolio_kicker": "Across the organization's vendors",
+        "as_of": "As of",
+        "vendor_count": "Vendors",
+        "tier_distribution": "Vendors by risk tier",
+        "tier_distribution_note": (
+            "Each vendor counts once, with the risk tier of its newest scored assessment."
+        ),
+        "not_scored": "Not scored",
+        "open_findings": "Open findings by severity",
+        "open_findings_note": (
+            "The findings of each vendor's newest scored assessment. A risk decision is shown "
+            "beside a finding and does not close it; a later scoring that no longer fires the "
+            "rule does."
+        ),
+        "open_findings_count": "Open findings",
+        "count": "Count",
+        "current_assessment": "Current assessment",
+        "next_assessment": "Next assessment",
+        "decisions_heading": "Decisions and their expiries",
+        "sign_offs": "Sign-offs",
+        "no_sign_offs": "No current result has been signed off.",
+        "no_risk_decisions": "No risk acceptance or mitigation is recorded on the current results.",
+        "decision": "Decision",
+        "rule": "Rule",
+        "kind": "Kind",
+        "state": "State",
+        "expiring_soon": "(expiring soon)",
+        "deadlines_heading": "Overdue and due soon",
+        "overdue_heading": "Overdue",
+        "due_soon_heading": "Due within {days} days",
+        "no_overdue": "Nothing is overdue.",
+        "no_due_soon": "Nothing falls due soon.",
+        "what_is_due": "What is due",
+        "answers_due": "The vendor's answers",
+        "reassessment_due": "The next assessment",
+        "due_on": "Due",
+        "changes_heading": "Changes since the previous report",
+        "changes_intro": "Compared with portfolio report {number} of {date}.",
+        "first_report": (
+            "This is the organization's first portfolio report: there is no earlier one to "
+            "compare with."
+        ),
+        "no_changes": "Nothing changed.",
+        "tiers_changed": "Risk tiers changed",
+        "tier_change": "from {before} to {after}",
+        "vendors_added": "Vendors added",
+        "vendors_removed": "Vendors removed",
+        "findings_opened": "Findings opened",
+        "findings_closed": "Findings closed",
+        "none": "None.",
+        "verification_portfolio": (
+            "AVIA records the SHA-256 checksum of this PDF file when it is generated. Any member "
+            "of {organization} can upload the file on AVIA's report verification page to confirm "
+            "that it is an unaltered AVIA portfolio report."
+        ),
         "colon": ": ",
         "generator": "AVIA",
     },
@@ -249,6 +320,70 @@ LABELS: Mapping[str, Mapping[str, str]] = {
         "page_x_of_y_before": "第 ",
         "page_x_of_y_middle": " 頁，共 ",
         "page_x_of_y_after": " 頁",
+        "overview_title": "各客戶概覽",
+        "overview_kicker": "顧問機構的客戶",
+        "overview_note": (
+            "以下為各客戶按其本身時區計算的數字：按風險級別劃分的供應商、按嚴重程度劃分的未解決"
+            "發現事項，以及已逾期和即將截止的項目。只列出委聘仍然有效的客戶；不會列出任何供應商、"
+            "答案或佐證資料的名稱。"
+        ),
+        "clients_heading": "客戶",
+        "client_count": "客戶",
+        "no_clients": "本顧問機構沒有仍然有效的客戶委聘。",
+        "vendors_by_tier": "按風險級別劃分的供應商",
+        "findings_and_deadlines": "未解決發現事項及期限",
+        "overdue_count": "已逾期",
+        "due_soon_count": "即將截止",
+        "severity": "嚴重程度",
+        "portfolio_title": "供應商組合報告",
+        "portfolio_kicker": "涵蓋機構的所有供應商",
+        "as_of": "截至",
+        "vendor_count": "供應商",
+        "tier_distribution": "按風險級別劃分的供應商",
+        "tier_distribution_note": "每個供應商只計算一次，以其最新已評分評估的風險級別為準。",
+        "not_scored": "未評分",
+        "open_findings": "按嚴重程度劃分的未解決發現事項",
+        "open_findings_note": (
+            "即每個供應商最新已評分評估的發現事項。風險決定只與發現事項並列顯示，不會令其結束；"
+            "其後的評分不再觸發有關規則，發現事項才會結束。"
+        ),
+        "open_findings_count": "未解決發現事項",
+        "count": "數目",
+        "current_assessment": "現行評估",
+        "next_assessment": "下次評估",
+        "decisions_heading": "決定及其屆滿日期",
+        "sign_offs": "簽核",
+        "no_sign_offs": "現行結果均未經簽核。",
+        "no_risk_decisions": "現行結果沒有記錄任何風險接受或緩解措施。",
+        "decision": "決定",
+        "rule": "規則",
+        "kind": "類別",
+        "state": "狀態",
+        "expiring_soon": "（即將屆滿）",
+        "deadlines_heading": "已逾期及即將截止",
+        "overdue_heading": "已逾期",
+        "due_soon_heading": "{days} 日內截止",
+        "no_overdue": "沒有已逾期的項目。",
+        "no_due_soon": "沒有即將截止的項目。",
+        "what_is_due": "到期事項",
+        "answers_due": "供應商的答案",
+        "reassessment_due": "下次評估",
+        "due_on": "截止日期",
+        "changes_heading": "自上一份報告以來的變化",
+        "changes_intro": "與 {date} 的組合報告 {number} 比較。",
+        "first_report": "這是本機構的第一份組合報告，沒有較早的報告可供比較。",
+        "no_changes": "沒有變化。",
+        "tiers_changed": "風險級別的變化",
+        "tier_change": "由{before}變為{after}",
+        "vendors_added": "新增的供應商",
+        "vendors_removed": "移除的供應商",
+        "findings_opened": "新出現的發現事項",
+        "findings_closed": "已結束的發現事項",
+        "none": "沒有。",
+        "verification_portfolio": (
+            "AVIA 在產生本 PDF 檔案時已記錄其 SHA-256 校驗和。{organization}的任何成員均可在"
+            " AVIA 的報告核實頁面上載本檔案，以確認其為未經改動的 AVIA 組合報告。"
+        ),
         "colon": "：",
         "generator": "AVIA",
     },

@@ -98,11 +98,13 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("assessments:compare")
         + f"?assessments={scored.pk}&assessments={world.remediated.pk}",
         reverse("reports:verify"),
+        reverse("reports:portfolio_reports"),
         reverse("scoring:kvsize"),
         reverse("accounts:organizations"),
         reverse("accounts:tokens", args=[slug]),
         reverse("accounts:members", args=[slug]),
         reverse("accounts:branding", args=[slug]),
+        reverse("assessments:client_copy", args=[slug]),
         reverse("accounts:two_factor"),
         reverse("assessments:link_revoke", args=[draft.vendor_links.get().pk]),  # a confirm step
         reverse("portfolio:rescore"),

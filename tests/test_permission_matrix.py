@@ -22,7 +22,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
-from accounts.models import ApiToken, Membership
+from accounts.models import ApiToken, Membership, Organization, OrganizationKind
 from accounts.services import (
     api_token_create,
     membership_add,
@@ -32,6 +32,7 @@ from accounts.services import (
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
+from assessments.services.clients import client_open
 from assessments.services.evidence import evidence_add
 from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
@@ -42,7 +43,7 @@ from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
-from reports.services import report_request
+from reports.services import portfolio_report_request, report_request
 from scoring.models import RulesetTestCase
 from scoring.services import (
     catalogue_publish,
@@ -113,6 +114,10 @@ MATRIX: dict[str, Rule] = {
     "assessments:review": R("POST", roles=("owner", "reviewer")),
     "assessments:thread": R("POST", roles=("owner", "assessor")),
     "assessments:thread_status": R("POST", roles=("owner", "assessor")),
+    # consultancies (Acme is one in this world): its clients, copying, a client ending access
+    "assessments:clients": R(),
+    "assessments:client_copy": R(roles=("owner",)),
+    "assessments:client_engagement_end": R("POST", roles=("owner",)),
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
@@ -167,9 +172,18 @@ MATRIX: dict[str, Rule] = {
     "reports:verify": R(acme_object=False),
     "reports:status": R(),
     "reports:download": R(),
+    "reports:portfolio_reports": R(acme_object=False),
+    "reports:portfolio_report_status": R(),
+    "reports:portfolio_report_download": R(),
+    # a consultancy's overview across its clients: every member of Acme (a consultancy in this
+    # world) reads it; Other Org is no consultancy, so its owner (the outsider) finds none (404)
+    "reports:client_overview": R(),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
+    "api:portfolio-reports": R("POST", kind="api", acme_object=False),
+    "api:portfolio-report-detail": R(kind="api"),
+    "api:portfolio-report-download": R(kind="api"),
     # the isolation probe
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
@@ -236,6 +250,8 @@ MATRIX: dict[str, Rule] = {
     "portal:autosave": R("POST", kind="portal"),
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
+    "portal:brand_stylesheet": R(kind="portal"),
+    "portal:logo": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
     "portal:configuration_change": R("POST", kind="portal"),
     "portal:thread": R(kind="portal"),
@@ -317,6 +333,8 @@ def world(django_db_setup, django_db_blocker, world_media):
         call_command("load_catalog", stdout=io.StringIO())
         personas = make_personas()
         acme, other = personas.acme, personas.other
+        # Acme is a consultancy: its clients' pages are walked too.
+        Organization.objects.filter(pk=acme.pk).update(kind=OrganizationKind.CONSULTANCY)
         answers = launch_answer_file()["answers"]
 
         def scored_assessment(organization, actor, thread_code):
@@ -406,6 +424,9 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.ava),
             channel=Channel.WEB,
         )
+        portfolio_report = portfolio_report_request(
+            member=member_of(personas.vic), language="en", channel=Channel.WEB
+        )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
         # at once and its keys are destroyed).
         probe_setup_save(
@@ -490,6 +511,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "question_code": "KV-01",
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
+            "portfolio_report_id": portfolio_report.pk,
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
             "language": "en",
@@ -598,6 +620,41 @@ def test_api_tokens_act_only_within_their_organization(world):
         client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_a_consultancys_member_reaches_only_the_clients_they_belong_to(world):
+    """Acme (a consultancy) opens a client: Alice, who opened it, reaches every page of the
+    client; Ava, Acme's assessor who is no member of the client, gets a 404 on each of them."""
+    client_org = client_open(
+        member=member_of(world.personas.alice, world.personas.acme),
+        name="Matrix Client",
+        channel=Channel.WEB,
+    )
+    slug_pages = [
+        name
+        for name, rule in MATRIX.items()
+        if rule.kind == "web" and "organization_slug" in _kwargs_of(name)
+    ]
+    assert "assessments:client_copy" in slug_pages
+    for persona in ("assessor", "owner"):
+        browser = Client()
+        browser.force_login(world.users[persona])
+        for name in slug_pages:
+            needed = _kwargs_of(name)
+            if persona == "owner" and (
+                set(needed) - {"organization_slug"} or name == "accounts:logo"
+            ):
+                continue  # Acme's objects (a member, a token) are not the client's; no logo
+            kwargs = {**world.kwargs, "organization_slug": client_org.slug}
+            url = reverse(name, kwargs={key: kwargs[key] for key in needed})
+            status = request(browser, name, url, world).status_code
+            if persona == "assessor":
+                assert status == 404, f"{name}: Acme's assessor got {status} in the client"
+            else:
+                assert status != 404 and status < 500, f"{name}: its owner got {status}"
+        linked = browser.get(f"/?org={client_org.slug}").status_code
+        assert linked == (404 if persona == "assessor" else 200)
 
 
 @pytest.mark.django_db

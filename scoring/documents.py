@@ -1221,7 +1221,16 @@ def _engine_problem(
             message = translated
             break
     field = {"rule": "when", "question": "show_if", "derived": "expression"}[kind]
-    problems.add(message, {"detail": detail}, path=(part,), code=code, kind=kind, field=field)
+    params = {"detail": detail}
+    # A string that is not an option: said whole in the reader's language, not half in English.
+    not_an_option = re.search(r"“(.*)” is not an option of ([A-Za-z0-9_, -]+)$", text)
+    if not_an_option and not_an_option.group(2) != "no question":
+        message = gettext_noop("“%(value)s” in the condition is not an option of %(questions)s.")
+        params = {
+            "value": shown_safely(not_an_option.group(1), 200),
+            "questions": not_an_option.group(2),
+        }
+    problems.add(message, params, path=(part,), code=code, kind=kind, field=field)
 
 
 def iter_problems(error: CatalogueInvalid) -> Iterator[dict[str, Any]]:

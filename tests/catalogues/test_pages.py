@@ -76,3 +76,11 @@ def test_sharing_with_a_client_workspace_and_revoking(published, personas):
     client.post(reverse("portfolio:catalogue_share_revoke", args=[share.pk]))
     share.refresh_from_db()
     assert share.revoked_at is not None
+
+
+def test_a_string_that_is_not_an_option_is_named_whole_in_the_members_language(catalog, personas):
+    client = signed_in(personas.alice)
+    client.post(reverse("accounts:set_language"), {"language": "zh-hant"})
+    page = post_file(client, example_bytes(**{'"abroad"': '"abraod"'})).content.decode()
+    assert "條件中的「abraod」不是 GOV-02 的選項。" in page
+    assert "is not an option" not in page

@@ -559,6 +559,8 @@ SPECTACULAR_SETTINGS = {
         "ChannelEnum": "assessments.models.Channel",
         "RescoreBatchStatusEnum": "portfolio.models.BatchStatus",
         "PortfolioReportKindEnum": "reports.models.PortfolioKind",
+        # The evidence kinds kept their first name when a second `kind` (portfolio reports') came.
+        "KindEnum": "assessments.serializers.EVIDENCE_KINDS",
     },
 }
 

@@ -23,6 +23,7 @@ from accounts.roles import Capability
 from accounts.selectors import memberships_for_user
 from accounts.tenancy import OrgContext
 from assessments.answer_forms import CatalogueAnswersForm
+from assessments.presenters.findings import Reference, reference
 from core.errors import ServiceError
 from core.web import add_errors, add_messages, confirm_page, error_summary
 from questionnaires import bounds
@@ -30,7 +31,7 @@ from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import share_given, shares_given
 from scoring.documents import CatalogueInvalid
 from scoring.models import Ruleset
-from scoring.selectors import ruleset_owned, rulesets_owned_by
+from scoring.selectors import frameworks_for, ruleset_owned, rulesets_owned_by
 from scoring.services import (
     catalogue_draft_delete,
     catalogue_publish,
@@ -109,6 +110,18 @@ def _preview(questionnaire: QuestionnaireVersion) -> list[dict[str, Any]]:
     return shown
 
 
+def _citations(ruleset: Ruleset, language: str) -> list[tuple[str, list[Reference]]]:
+    """What each question and each rule cites (`references:`), with the clauses' titles and
+    whether they are known only as summarised: what an author checks before publishing."""
+    frameworks = frameworks_for(ruleset=ruleset)
+    cited = [
+        (question.code, question.references)
+        for question in ruleset.questionnaire.spec.iter_questions()
+        if question.references
+    ] + [(rule.id, rule.references) for rule in ruleset.spec.rules if rule.references]
+    return [(code, [reference(ref, frameworks, language) for ref in refs]) for code, refs in cited]
+
+
 @member_page(capability=Capability.MANAGE_CATALOGUES)
 def catalogue(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpResponse:
     """One ruleset version and its questionnaire: the preview, the rules, publish or delete a
@@ -122,6 +135,7 @@ def catalogue(request: HttpRequest, org: OrgContext, ruleset_id: int) -> HttpRes
         "english_only": questionnaire.english_only,
         "rules": ruleset.spec.rules,
         "preview": _preview(questionnaire),
+        "citations": _citations(ruleset, translation.get_language()),
         "share_form": _share_form(org),
         "shares": shares_given(organization=org.organization).filter(slug=questionnaire.slug),
     }

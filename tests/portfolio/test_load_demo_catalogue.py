@@ -93,5 +93,16 @@ def test_the_demo_publishes_it_scores_the_example_and_renders_both_pdfs(catalog,
     body = page.content.decode()
     assert "<h4>Rationale</h4>" in body and "incident fact" not in body
 
+    # Its owner's catalogue page lists what each question and rule cites, titled, and marks
+    # what is known only as summarised.
+    client.force_login(User.objects.get(email=MEMBERS[0][0]))
+    page = client.get(reverse("portfolio:catalogue", args=[run_.ruleset.pk]))
+    cited = dict(page.context["citations"])
+    for question in questionnaire.spec.iter_questions():
+        assert [ref.id for ref in cited[question.code]] == list(question.references)
+    (mrm,) = [ref for ref in cited["GENAI-AD-HOC-VALIDATION"] if ref.id == "HK-SFC-24EC55-MRM"]
+    assert mrm.as_summarised and "AI model risk management" in mrm.title
+    assert "Clauses cited" in page.content.decode()
+
     assert "already present" in run("load_demo_catalogue")  # idempotent
     assert Assessment.objects.filter(vendor__name=command.VENDOR_NAME).count() == 1

@@ -8,7 +8,7 @@ form (`assessments.answer_forms`).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django import forms
@@ -403,7 +403,27 @@ class ClientCopyForm(forms.Form):
         required=False,
         help_text=_("Names stay this organization's own."),
     )
+    catalogues = forms.TypedMultipleChoiceField(
+        label=_("Questionnaires and their rules"),
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "Published versions become this organization's own, checked as an upload is; "
+            "a version it already has is left as it is."
+        ),
+    )
 
-    def __init__(self, *args: Any, vendor_choices: list[tuple[int, str]], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        vendor_choices: list[tuple[int, str]],
+        catalogue_choices: Sequence[tuple[int, str]] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["vendors"].choices = vendor_choices
+        if catalogue_choices:
+            self.fields["catalogues"].choices = catalogue_choices
+        else:
+            del self.fields["catalogues"]

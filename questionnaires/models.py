@@ -64,6 +64,11 @@ class PublishedCatalogVersion(models.Model):
     def key(self) -> str:
         return f"{self.slug}@{self.version}"
 
+    def choice_label(self, language: str) -> str:
+        """How a list of versions names this one: its title in `language`, and its key."""
+        title = self.title_zh_hant if language.startswith("zh") else self.title_en
+        return f"{title} ({self.key})"
+
     @property
     def is_draft(self) -> bool:
         return self.status == CatalogStatus.DRAFT

@@ -10,6 +10,7 @@ both may copy. Opening, copying and ending are recorded in the audit trail.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -26,6 +27,12 @@ from accounts.services import (
 from accounts.tenancy import OrgContext
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
+from questionnaires.models import CatalogStatus
+from questionnaires.selectors import questionnaires_owned_by
+from scoring.documents import CatalogueInvalid
+from scoring.models import Ruleset
+from scoring.selectors import rulesets_owned_by
+from scoring.services import catalogue_draft_create, catalogue_publish
 
 from ..audit import audit_record
 from ..models import RiskTier, Vendor
@@ -134,6 +141,8 @@ class CopyResult:
     vendors_skipped: list[str] = field(default_factory=list)  # the target has them already
     policy: bool = False
     branding: bool = False
+    catalogues: list[str] = field(default_factory=list)  # "slug@version" of the rulesets
+    catalogues_skipped: list[str] = field(default_factory=list)  # the target has them already
 
 
 @transaction.atomic
@@ -145,10 +154,12 @@ def client_copy(
     policy: bool,
     branding: bool,
     channel: str,
+    catalogue_ids: Sequence[int] = (),
 ) -> CopyResult:
-    """Copy vendors, the reassessment policy and branding (colour, logo, time zone: not the
-    names) from `source` to `target`, both the same user's memberships. New rows in the
-    target: later changes in one organization never show in the other."""
+    """Copy vendors, the reassessment policy, branding (colour, logo, time zone: not the
+    names) and published questionnaires with their rulesets (`catalogue_ids`: the source's
+    ruleset versions) from `source` to `target`, both the same user's memberships. New rows in
+    the target: later changes in one organization never show in the other."""
     if source.user.pk != target.user.pk:
         raise ForbiddenError({"permission_denied": [_("Only a member of both may copy.")]})
     if source.organization.pk == target.organization.pk:
@@ -160,7 +171,9 @@ def client_copy(
         target.require(Capability.MANAGE_POLICY)
     if branding:
         target.require(Capability.MANAGE_BRANDING)
-    if not (vendor_ids or policy or branding):
+    if catalogue_ids:
+        target.require(Capability.MANAGE_CATALOGUES)
+    if not (vendor_ids or policy or branding or catalogue_ids):
         raise ServiceError({"what": [_("Choose at least one thing to copy.")]})
     vendors = list(Vendor.objects.filter(organization=source.organization, pk__in=vendor_ids))
     if len(vendors) != len(set(vendor_ids)):
@@ -193,6 +206,7 @@ def client_copy(
     if branding:
         _copy_branding(source=source.organization, target=target)
         result.branding = True
+    _copy_catalogues(source=source, target=target, ruleset_ids=catalogue_ids, result=result)
     audit_record(
         organization=target.organization,
         action="organization.copied_from",
@@ -204,9 +218,79 @@ def client_copy(
             "vendors_skipped": result.vendors_skipped,
             "policy": result.policy,
             "branding": result.branding,
+            "catalogues": result.catalogues,
         },
     )
     return result
+
+
+def _copy_catalogues(
+    *, source: OrgContext, target: OrgContext, ruleset_ids: Sequence[int], result: CopyResult
+) -> None:
+    """Each chosen published ruleset of the source, with its questionnaire unless the target
+    has that version already, becomes the target's own published catalogue: uploaded and
+    published through the same services as a file would be, so it is checked the same way."""
+    if not ruleset_ids:
+        return
+    chosen = list(
+        rulesets_owned_by(organization=source.organization)
+        .filter(status=CatalogStatus.PUBLISHED, pk__in=ruleset_ids)
+        .order_by("pk")  # in the order they were made: a questionnaire before its later rulesets
+    )
+    if len(chosen) != len(set(ruleset_ids)):
+        raise ServiceError(
+            {
+                "catalogues": [
+                    _("Choose published questionnaires of the organization you copy from.")
+                ]
+            }
+        )
+    for ruleset in chosen:
+        owned = rulesets_owned_by(organization=target.organization)
+        if owned.filter(slug=ruleset.slug, version=ruleset.version).exists():
+            result.catalogues_skipped.append(ruleset.key)
+            continue
+        try:
+            copied = catalogue_draft_create(
+                context=target,
+                document=_catalogue_document(ruleset, target),
+                source_name=ruleset.key,
+            )
+            catalogue_publish(context=target, ruleset=copied.ruleset)
+        except CatalogueInvalid as invalid:
+            reasons = "; ".join(problem.text() for problem in invalid.problems[:3])
+            raise ServiceError(
+                {
+                    "catalogues": [
+                        _("%(key)s cannot be copied into this organization: %(reasons)s")
+                        % {"key": ruleset.key, "reasons": reasons}
+                    ]
+                }
+            ) from invalid
+        result.catalogues.append(ruleset.key)
+
+
+def _catalogue_document(ruleset: Ruleset, target: OrgContext) -> dict:
+    """The upload document a ruleset version was published from: its content (its own
+    framework references at the top, as a file has them) and its questionnaire's, unless the
+    target published that questionnaire version already."""
+    content = dict(ruleset.content)
+    document: dict = {}
+    frameworks = content.pop("frameworks", None)
+    if frameworks:
+        document["frameworks"] = frameworks
+    questionnaire = ruleset.questionnaire
+    has_questionnaire = (
+        questionnaires_owned_by(organization=target.organization)
+        .filter(
+            slug=questionnaire.slug, version=questionnaire.version, status=CatalogStatus.PUBLISHED
+        )
+        .exists()
+    )
+    if not has_questionnaire:
+        document["questionnaire"] = questionnaire.content
+    document["ruleset"] = content
+    return document
 
 
 def _copy_branding(*, source: Organization, target: OrgContext) -> None:

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -24,6 +25,8 @@ from accounts.tenancy import (
 )
 from core.errors import ServiceError
 from core.web import add_errors, confirm_page, error_summary
+from questionnaires.models import CatalogStatus
+from scoring.selectors import rulesets_owned_by
 
 from .. import forms as web_forms
 from .. import selectors
@@ -96,9 +99,16 @@ def client_copy_view(request: HttpRequest, org: OrgContext) -> HttpResponse:
             (vendor.pk, vendor.name)
             for vendor in selectors.vendors_for(organization=source.organization).order_by("name")
         ]
+        catalogue_choices = [
+            (ruleset.pk, ruleset.choice_label(translation.get_language() or "en"))
+            for ruleset in rulesets_owned_by(organization=source.organization)
+            .filter(status=CatalogStatus.PUBLISHED)
+            .order_by("slug", "pk")
+        ]
         form = web_forms.ClientCopyForm(
             request.POST if request.method == "POST" else None,
             vendor_choices=vendor_choices,
+            catalogue_choices=catalogue_choices,
             initial={"source": source.organization.slug},
         )
         if request.method == "POST" and form.is_valid():
@@ -109,6 +119,7 @@ def client_copy_view(request: HttpRequest, org: OrgContext) -> HttpResponse:
                     vendor_ids=form.cleaned_data["vendors"],
                     policy=form.cleaned_data["policy"],
                     branding=form.cleaned_data["branding"],
+                    catalogue_ids=form.cleaned_data.get("catalogues") or [],
                     channel=Channel.WEB,
                 )
             except ServiceError as error:
@@ -159,6 +170,18 @@ def _copied_messages(
         messages.success(request, _("The reassessment policy of %(source)s was copied.") % words)
     if result.branding:
         messages.success(request, _("The branding of %(source)s was copied.") % words)
+    if result.catalogues:
+        messages.success(
+            request,
+            _("Questionnaires copied from %(source)s: %(keys)s.")
+            % {**words, "keys": ", ".join(result.catalogues)},
+        )
+    if result.catalogues_skipped:
+        messages.info(
+            request,
+            _("%(target)s already has %(keys)s: left as it is.")
+            % {**words, "keys": ", ".join(result.catalogues_skipped)},
+        )
 
 
 @member_page(capability=Capability.MANAGE_MEMBERS)

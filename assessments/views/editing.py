@@ -47,14 +47,7 @@ def _questionnaire_choices(org: OrgContext) -> list[tuple[str, str]]:
         # The shipped questionnaires first (the default choice), then the organization's.
         .order_by(F("organization").asc(nulls_first=True), "slug", "-published_at")
     )
-    return [
-        (
-            version.key,
-            f"{version.title_zh_hant if language.startswith('zh') else version.title_en} "
-            f"({version.key})",
-        )
-        for version in versions
-    ]
+    return [(version.key, version.choice_label(language)) for version in versions]
 
 
 def _questionnaire(org: OrgContext, key: str) -> QuestionnaireVersion | None:

@@ -3,6 +3,7 @@ invites the client's people, copies between clients (a copy, never a link), and 
 the consultancy's access; each step is in the audit trail."""
 
 import io
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -17,9 +18,11 @@ from assessments.services.clients import client_copy, client_engagement_end, cli
 from assessments.services.reassessment import reassessment_policy_for, reassessment_policy_update
 from assessments.services.vendors import vendor_create
 from core.errors import ConflictError, ForbiddenError, ServiceError
+from questionnaires.models import QuestionnaireVersion
 from tests.personas import join
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -290,3 +293,103 @@ def test_the_client_ends_access_from_its_members_page(client, helix):
     assert client.get(end).status_code == 404  # nothing left to end
     client.force_login(hana)
     assert client.get(f"/?org={blue.slug}").status_code == 404
+
+
+def _published_catalogue(member, name="vendor-dd-v1.yaml"):
+    from scoring.services import catalogue_publish, catalogue_upload
+
+    data = (ROOT / "tests" / "fixtures" / "catalogues" / name).read_bytes()
+    draft = catalogue_upload(context=member, data=data, source_name=name)
+    return catalogue_publish(context=member, ruleset=draft.ruleset)
+
+
+def test_a_published_questionnaire_is_copied_as_the_targets_own(helix):
+    """Catalogue choices carry over as a copy: the client gets its own published version (same
+    content, its own rows), usable there after the source's is gone; copying again skips it."""
+    from questionnaires.selectors import questionnaire_visible
+    from scoring.models import Ruleset
+
+    _consultancy, hana, _cole = helix
+    blue, green = opened(helix, "Blue Bank"), opened(helix, "Green Grocer")
+    source = org_context_of(user=hana, organization=blue)
+    target = org_context_of(user=hana, organization=green)
+    ruleset = _published_catalogue(source)
+
+    result = client_copy(
+        source=source,
+        target=target,
+        vendor_ids=[],
+        policy=False,
+        branding=False,
+        catalogue_ids=[ruleset.pk],
+        channel=Channel.WEB,
+    )
+
+    copy = Ruleset.objects.get(organization=green, slug=ruleset.slug, version=ruleset.version)
+    assert result.catalogues == [ruleset.key]
+    assert copy.pk != ruleset.pk and copy.content_hash == ruleset.content_hash
+    assert copy.questionnaire.organization_id == green.pk
+    assert copy.questionnaire.content_hash == ruleset.questionnaire.content_hash
+    questionnaire = ruleset.questionnaire
+    assert (
+        questionnaire_visible(
+            organization=green, slug=questionnaire.slug, version=questionnaire.version
+        )
+        == copy.questionnaire
+    )
+    event = AuditEvent.objects.get(organization=green, action="organization.copied_from")
+    assert event.detail["catalogues"] == [ruleset.key]
+
+    again = client_copy(
+        source=source,
+        target=target,
+        vendor_ids=[],
+        policy=False,
+        branding=False,
+        catalogue_ids=[ruleset.pk],
+        channel=Channel.WEB,
+    )
+    assert (again.catalogues, again.catalogues_skipped) == ([], [ruleset.key])
+
+
+def test_only_a_published_catalogue_of_the_source_is_copied(helix, personas):
+    from scoring.services import catalogue_upload
+
+    _consultancy, hana, _cole = helix
+    blue, green = opened(helix, "Blue Bank"), opened(helix, "Green Grocer")
+    source = org_context_of(user=hana, organization=blue)
+    target = org_context_of(user=hana, organization=green)
+    data = (ROOT / "tests" / "fixtures" / "catalogues" / "vendor-dd-v1.yaml").read_bytes()
+    draft = catalogue_upload(context=source, data=data, source_name="dd.yaml")
+
+    with pytest.raises(ServiceError) as refused:
+        client_copy(
+            source=source,
+            target=target,
+            vendor_ids=[],
+            policy=False,
+            branding=False,
+            catalogue_ids=[draft.ruleset.pk],
+            channel=Channel.WEB,
+        )
+    assert "catalogues" in refused.value.errors
+    assert not QuestionnaireVersion.objects.filter(organization=green).exists()
+
+
+def test_copying_a_questionnaire_from_the_web(client, helix):
+    from scoring.models import Ruleset
+
+    _consultancy, hana, _cole = helix
+    blue, green = opened(helix, "Blue Bank"), opened(helix, "Green Grocer")
+    ruleset = _published_catalogue(org_context_of(user=hana, organization=blue))
+    client.force_login(hana)
+    url = reverse("assessments:client_copy", args=[green.slug])
+    form = client.get(f"{url}?from={blue.slug}").content.decode()
+    assert ruleset.key in form
+
+    response = client.post(
+        url, {"source": blue.slug, "catalogues": [ruleset.pk], "page_organization": green.pk}
+    )
+
+    assert response.status_code == 302
+    assert Ruleset.objects.filter(organization=green, slug=ruleset.slug).exists()

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.utils import translation
 
@@ -84,6 +85,16 @@ def default_language():
     rendered in zh-Hant outside a request) must not change the words the next one reads."""
     yield
     translation.deactivate()
+
+
+@pytest.fixture
+def fresh_cache():
+    """The cache emptied before and after the test. The counters kept there (failed vendor-link
+    attempts, reset requests, login failures) are per client address, and every test's client
+    is 127.0.0.1: another test's guessed links would otherwise answer this one's link with 429."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 LOOPBACK = "127.0.0.0/8"

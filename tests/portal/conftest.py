@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -69,11 +68,8 @@ def log_upload(name: str = "sglang-prefill-glm53-launch.log") -> SimpleUploadedF
 
 
 @pytest.fixture(autouse=True)
-def _isolated(settings, tmp_path):
+def _isolated(settings, tmp_path, fresh_cache):
     settings.MEDIA_ROOT = tmp_path / "media"
-    cache.clear()  # the token-failure counters live in the cache
-    yield
-    cache.clear()
 
 
 def make_assessment(organization, actor, vendor_name: str = "Cloud Inference Co"):

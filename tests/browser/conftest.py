@@ -51,12 +51,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         integration._use_a_test_database_file()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache(fresh_cache):
-    """Link and sign-in counters start at zero (see `fresh_cache`): which tests ran before in
-    the same process (the PostgreSQL pass runs the permission matrix first) must not matter."""
-
-
 @pytest.fixture
 def personas(worker, settings) -> Personas:  # noqa: F811  (the reused worker fixture)
     """Acme's members, who sign in through the real login page: with a quick password hasher,

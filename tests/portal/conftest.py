@@ -68,7 +68,7 @@ def log_upload(name: str = "sglang-prefill-glm53-launch.log") -> SimpleUploadedF
 
 
 @pytest.fixture(autouse=True)
-def _isolated(settings, tmp_path, fresh_cache):
+def _isolated(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
-# worker, PDF and browser tests) and, beside it, the migrations, integration, API, permission
-# and query plan tests on a private PostgreSQL cluster (scripts/postgres.sh). The two passes
-# run at the same time — one pytest process leaves the second core mostly idle — each with
-# its own Redis (the fault tests stop and start theirs) and its own media directory; the
-# PostgreSQL pass's output follows the SQLite pass's. Artefacts (screenshots, rendered pages,
+# worker, PDF and browser tests) on both cores (pytest-xdist, two workers: tests/parallel.py
+# gives each a Redis and media directory of its own) and, beside it, the migrations,
+# integration, API, permission and query plan tests on a private PostgreSQL cluster
+# (scripts/postgres.sh), with a Redis (the fault tests stop and start theirs) and media
+# directory of its own; the PostgreSQL pass's output follows the SQLite pass's. Artefacts (screenshots, rendered pages,
 # worker logs) land in artifacts/. Arguments go to the SQLite pytest run and skip the
 # PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0 skips it too.
 #
@@ -111,7 +111,12 @@ fi
 if [[ $# -gt 0 ]]; then
   set +e; python -m pytest "$@"; sqlite_status=$?; set -e
 else
-  set +e; python -m pytest -m "not real_engine"; sqlite_status=$?; set -e
+  # Both cores (pytest-xdist): a Redis and media folder per worker, a package per work unit
+  # (tests/parallel.py). AVIA_TEST_WORKERS=0 runs it in this one process.
+  workers=${AVIA_TEST_WORKERS:-2}
+  parallel=()
+  if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
+  set +e; python -m pytest "${parallel[@]}" -m "not real_engine"; sqlite_status=$?; set -e
 fi
 
 # The real-engine tests, once the engine is built (or found in the cache).

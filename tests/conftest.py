@@ -15,6 +15,7 @@ from django.utils import translation
 from core.outbound import parse_networks
 from questionnaires.models import QuestionnaireVersion
 from scoring.models import Framework, Ruleset
+from tests import parallel
 from tests.personas import Personas, make_personas
 from tests.site_pages import World, build_world
 
@@ -28,6 +29,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # scripts/test.sh stops its background PostgreSQL pass with SIGTERM: handled as Ctrl-C is,
     # so pytest still tears its fixtures down and the Celery workers it started stop with it.
     signal.signal(signal.SIGTERM, _interrupted)
+    # pytest-xdist's controller (`-n 2`, scripts/test.sh): a Redis and media folder per worker.
+    if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(parallel.Controller(), "avia-parallel")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        parallel.slowest_first(items)
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -76,6 +85,19 @@ def catalog(_catalog_once, db):
 @pytest.fixture(autouse=True)
 def private_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def project_celery_app():
+    """Each test starts with the project's Celery app as the current one (`core.queueing` and
+    the `shared_task`s find their app through `celery.current_app`, a per-thread setting that
+    a new Celery app, or one unpickled, takes over). Otherwise a test run after one that left
+    another app current published its tasks through that app, which is not eager and whose
+    broker is not there, and they were silently left to the sweeper: seen in a pytest-xdist
+    worker, where another order of the tests than the serial one met it."""
+    from config.celery import app
+
+    app.set_current()
 
 
 @pytest.fixture(autouse=True)

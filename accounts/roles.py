@@ -34,6 +34,8 @@ class Capability(models.TextChoices):
     READ_AUDIT = "read_audit", _("Read the audit trail of assessments")
     # Endpoints that other systems receive the organization's events at, signed.
     MANAGE_WEBHOOKS = "manage_webhooks", _("Manage webhooks")
+    # The organization's own questionnaires and rulesets: upload, publish, share.
+    MANAGE_CATALOGUES = "manage_catalogues", _("Upload, publish and share questionnaires")
 
 
 # The owner holds every capability: a one-person consultancy has a single member, and

@@ -38,7 +38,7 @@ from django.http import Http404, HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import ApiToken, Membership, Organization, User
-from accounts.roles import Role, role_can
+from accounts.roles import Capability, Role, role_can
 from core.errors import ForbiddenError
 from core.ids import parse_id
 
@@ -264,3 +264,17 @@ def _refuse_writes_drawn_elsewhere(request: HttpRequest, context: OrgContext) ->
     raise DrawnForAnotherOrganization(
         drawn_for=other.organization if other else None, current=context
     )
+
+
+def member_page_context(context: OrgContext) -> dict[str, object]:
+    """What every organization settings page's template needs: the organization, and which
+    settings links its navigation shows to this member."""
+    return {
+        "org_context": context,
+        "organization": context.organization,
+        "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
+        "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
+        "can_manage_policy": context.can(Capability.MANAGE_POLICY),
+        "can_manage_webhooks": context.can(Capability.MANAGE_WEBHOOKS),
+        "can_manage_catalogues": context.can(Capability.MANAGE_CATALOGUES),
+    }

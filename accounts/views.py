@@ -60,6 +60,7 @@ from accounts.services import (
 from accounts.tasks import send_password_reset
 from accounts.tenancy import (
     OrgContext,
+    member_page_context,
     org_context_for,
     org_context_for_request,
     switch_organization,
@@ -259,7 +260,7 @@ def tokens(request: HttpRequest, context: OrgContext) -> HttpResponse:
         request,
         "accounts/tokens.html",
         {
-            **_page_context(context),
+            **member_page_context(context),
             "form": form,
             "error_summary": error_summary(form),
             "new_key": new_key,
@@ -406,7 +407,7 @@ def _render_members(
         request,
         "accounts/members.html",
         {
-            **_page_context(context),
+            **member_page_context(context),
             "members": members_of(organization=context.organization),
             "add_form": add_form,
             "role_choices": Role.choices,
@@ -454,7 +455,7 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
     return render(
         request,
         "accounts/branding.html",
-        {**_page_context(context), "form": form, "error_summary": error_summary(form)},
+        {**member_page_context(context), "form": form, "error_summary": error_summary(form)},
         status=status,
     )
 
@@ -483,17 +484,6 @@ def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
 def _posted(request: HttpRequest) -> QueryDict | None:
     """The POST data to bind a form to, or None on GET (an empty POST is still a POST)."""
     return request.POST if request.method == "POST" else None
-
-
-def _page_context(context: OrgContext) -> dict[str, object]:
-    return {
-        "org_context": context,
-        "organization": context.organization,
-        "can_manage_members": context.can(Capability.MANAGE_MEMBERS),
-        "can_manage_branding": context.can(Capability.MANAGE_BRANDING),
-        "can_manage_policy": context.can(Capability.MANAGE_POLICY),
-        "can_manage_webhooks": context.can(Capability.MANAGE_WEBHOOKS),
-    }
 
 
 def _all_errors(form: Form) -> list[str]:

@@ -103,7 +103,7 @@ def incident_assessment(
     """
     document = example(answers_from)
     questionnaire = QuestionnaireVersion.objects.get(
-        slug=document["questionnaire"], version=document["version"]
+        organization__isnull=True, slug=document["questionnaire"], version=document["version"]
     )
     buyer_codes = {
         question.code

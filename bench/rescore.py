@@ -266,8 +266,10 @@ def populate(count: int):  # noqa: ANN201
 
     organization = organization_create(name="Bench Procurement", owner_email="owner@bench.test")
     owner = User.objects.get(email="owner@bench.test")
-    questionnaire = QuestionnaireVersion.objects.get(slug="ai-inference-isolation", version="1")
-    v1 = Ruleset.objects.get(slug="incident-2026-kv", version="1")
+    questionnaire = QuestionnaireVersion.objects.get(
+        organization__isnull=True, slug="ai-inference-isolation", version="1"
+    )
+    v1 = Ruleset.objects.get(organization__isnull=True, slug="incident-2026-kv", version="1")
     engine = builtin_catalog().compiled(v1.key)
     base = json.loads((ROOT / "examples" / "incident-2026-launch.json").read_text())["answers"]
     as_of = dt.date(2026, 12, 1)

@@ -38,3 +38,21 @@ class ReassessmentPolicyForm(forms.Form):
     high = _days_field(_("High: days until the next assessment"))
     medium = _days_field(_("Medium: days until the next assessment"))
     low = _days_field(_("Low: days until the next assessment"))
+
+
+class CatalogueUploadForm(forms.Form):
+    """A catalogue file (YAML, docs/catalogue-format.md). Its size is checked by the service,
+    which reads at most one byte more than the limit."""
+
+    file = forms.FileField(
+        label=_("Catalogue file (YAML)"),
+        help_text=_("A questionnaire with its ruleset, in the format of the catalogue guide."),
+    )
+
+
+class CatalogueShareForm(forms.Form):
+    organization = forms.ChoiceField(label=_("Share with"))
+
+    def __init__(self, *args: Any, organizations: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["organization"].choices = [(str(pk), name) for pk, name in organizations]

@@ -17,6 +17,7 @@ from assessments.selectors import assessments_for
 from core.pagination import CountedPaginator, cached_count
 from questionnaires.spec import version_key
 from scoring.models import Ruleset
+from scoring.selectors import rulesets_visible_to
 
 from .models import ItemState, RescoreBatch, RescoreItem
 
@@ -32,9 +33,10 @@ RESCORABLE_STATUSES = (
 TIER_RANK = {RiskTier.LOW: 0, RiskTier.MEDIUM: 1, RiskTier.HIGH: 2, RiskTier.CRITICAL: 3}
 
 
-def rulesets_newest_first() -> list[Ruleset]:
-    """Published rulesets (catalogue data, shared by every organization), newest first."""
-    rulesets = Ruleset.objects.prefetch_related("applies_to")
+def rulesets_newest_first(*, organization: Organization) -> list[Ruleset]:
+    """The published rulesets the organization may rescore with (shipped, its own, shared with
+    it), newest first."""
+    rulesets = rulesets_visible_to(organization=organization).prefetch_related("applies_to")
     return sorted(rulesets, key=lambda r: (r.slug, version_key(r.version)), reverse=True)
 
 

@@ -46,6 +46,7 @@ from core.tasks import TRANSIENT_ERRORS
 from outbox.links import site_url
 from scoring.models import Ruleset
 from scoring.registry import split_key
+from scoring.selectors import ruleset_visible
 from webhooks.events import WebhookEvent
 from webhooks.services import webhook_emit
 
@@ -61,13 +62,13 @@ FAN_OUT_TASK = "portfolio.tasks.rescore_batch_fan_out"
 CHUNK_TASK = "portfolio.tasks.rescore_chunk"
 
 
-def ruleset_for_key(key: str) -> Ruleset:
-    """The published ruleset `slug@version`, or a 400 naming it."""
+def ruleset_for_key(key: str, *, organization: Organization) -> Ruleset:
+    """The published ruleset `slug@version` the organization may use, or a 400 naming it."""
     try:
         slug, version = split_key(str(key))
     except ValueError:
         slug = version = ""
-    ruleset = Ruleset.objects.filter(slug=slug, version=version).first()
+    ruleset = ruleset_visible(organization=organization, slug=slug, version=version)
     if ruleset is None:
         raise ServiceError({"ruleset": [_("Unknown ruleset “%(key)s”.") % {"key": key}]})
     return ruleset
@@ -87,7 +88,7 @@ def rescore_batch_create(
     if not member.can(Capability.EDIT_ASSESSMENT):
         raise ForbiddenError({"assessments": [_("Your role cannot rescore assessments.")]})
     organization = member.organization
-    ruleset = ruleset_for_key(ruleset_key)
+    ruleset = ruleset_for_key(ruleset_key, organization=organization)
     filters = {key: value for key, value in (filters or {}).items() if value}
     # Two requests (a double click, a client sending again) queue here: the second sees the
     # first's batch, and no assessment is rescored by two batches at once.

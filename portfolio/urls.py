@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import catalogue_views, views
 
 app_name = "portfolio"
 
@@ -15,4 +15,26 @@ urlpatterns = [
     path("reassessment-policy/", views.policy, name="policy"),
     path("assessments/<id:assessment_id>/reassess/", views.reassess, name="reassess"),
     path("outbox/", views.outbox, name="outbox"),
+    path("catalogues/", catalogue_views.catalogues, name="catalogues"),
+    path("catalogues/<id:ruleset_id>/", catalogue_views.catalogue, name="catalogue"),
+    path(
+        "catalogues/<id:ruleset_id>/publish/",
+        catalogue_views.catalogue_publish_view,
+        name="catalogue_publish",
+    ),
+    path(
+        "catalogues/<id:ruleset_id>/delete/",
+        catalogue_views.catalogue_delete,
+        name="catalogue_delete",
+    ),
+    path(
+        "catalogues/<id:ruleset_id>/share/",
+        catalogue_views.catalogue_share_view,
+        name="catalogue_share",
+    ),
+    path(
+        "catalogues/shares/<id:share_id>/revoke/",
+        catalogue_views.catalogue_share_revoke_view,
+        name="catalogue_share_revoke",
+    ),
 ]

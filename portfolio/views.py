@@ -48,7 +48,7 @@ def rescore(request: HttpRequest, org: OrgContext) -> HttpResponse:
     """Assessments scored with another ruleset than the one chosen (by default the one choice
     of `scoring.registry.default_ruleset`, the newest), filtered; one button rescores all of
     them."""
-    rulesets = selectors.rulesets_newest_first()
+    rulesets = selectors.rulesets_newest_first(organization=org.organization)
     data = request.POST if request.method == "POST" else (request.GET or None)
     form = RescoreFilterForm(data, ruleset_keys=[r.key for r in rulesets])
     chosen = form.cleaned_data.get("ruleset") if form.is_bound and form.is_valid() else ""

@@ -1,7 +1,8 @@
 """REST endpoints for published questionnaires (`/api/v1/questionnaires/`).
 
-Questionnaires are the shared catalogue, not tenant data; they are still served only to members
-of an organization, like every other endpoint.
+An organization sees the shipped questionnaires, its own published ones and those shared with
+it (`questionnaires.selectors.questionnaires_visible_to`); another organization's custom
+questionnaire is a 404.
 """
 
 from __future__ import annotations
@@ -13,22 +14,27 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.api import OrganizationAPIView
+from accounts.models import Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from core.api.base import error_responses
 
 from .models import QuestionnaireVersion
+from .selectors import questionnaires_visible_to
 from .serializers import QuestionnaireSerializer
 from .spec import version_key
 
 
-def questionnaire_versions() -> QuerySet[QuestionnaireVersion]:
-    return QuestionnaireVersion.objects.order_by("slug", "version")
+def questionnaire_versions(organization: Organization) -> QuerySet[QuestionnaireVersion]:
+    return questionnaires_visible_to(organization=organization).order_by("slug", "version")
 
 
-def questionnaire_version_get(*, slug: str, version: str | None = None) -> QuestionnaireVersion:
-    """The published version of `slug` (its newest when `version` is None); 404 otherwise."""
-    versions = list(questionnaire_versions().filter(slug=slug))
+def questionnaire_version_get(
+    *, organization: Organization, slug: str, version: str | None = None
+) -> QuestionnaireVersion:
+    """The published version of `slug` the organization may see (its newest when `version` is
+    None); 404 otherwise."""
+    versions = list(questionnaire_versions(organization).filter(slug=slug))
     if version is not None:
         versions = [v for v in versions if v.version == version]
     if not versions:
@@ -49,7 +55,7 @@ class QuestionnaireList(OrganizationAPIView):
         responses={200: QuestionnaireSerializer(many=True), **error_responses(401, 403)},
     )
     def get(self, request: Request, org: OrgContext) -> Response:
-        page = self.paginate_queryset(questionnaire_versions())
+        page = self.paginate_queryset(questionnaire_versions(org.organization))
         specs = [version.spec for version in page or []]
         return self.get_paginated_response(QuestionnaireSerializer(specs, many=True).data)
 
@@ -76,5 +82,7 @@ class QuestionnaireDetail(OrganizationAPIView):
     )
     def get(self, request: Request, org: OrgContext, slug: str) -> Response:
         version = request.query_params.get("version") or None
-        questionnaire = questionnaire_version_get(slug=slug, version=version)
+        questionnaire = questionnaire_version_get(
+            organization=org.organization, slug=slug, version=version
+        )
         return Response(QuestionnaireSerializer(questionnaire.spec).data)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -25,6 +25,9 @@ from packaging.version import InvalidVersion, Version
 
 from .spec import CatalogError, Question, QuestionnaireSpec
 
+# How many combinations of sample values a condition is tried with when it is compiled (the
+# shipped catalogue); an upload shares a budget among its conditions (scoring.documents).
+CHECK_COMBINATIONS = 2000
 _STRING_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
@@ -146,6 +149,7 @@ def type_check(
     nullable: Iterable[str] = (),
     gives: Callable[[Any], bool] = lambda value: isinstance(value, bool),
     gives_what: str = "true or false",
+    limit: int = CHECK_COMBINATIONS,
 ) -> list[str]:
     """Evaluate the expression over combinations of typed samples; every result must satisfy
     `gives` (by default: a bool, as a condition must give).
@@ -165,7 +169,7 @@ def type_check(
     choices = [
         list(variables[name].samples) + ([None] if name in nullable_set else []) for name in names
     ]
-    for combination in itertools.islice(itertools.product(*choices), 2000):
+    for combination in itertools.islice(_covering(choices), limit):
         activation = dict(zip(names, combination, strict=True))
         try:
             result = program.execute(cel.Context(activation, FUNCTIONS))
@@ -176,6 +180,20 @@ def type_check(
         if not gives(result):
             raise CatalogError(f"{where}: {expression!r} must give {gives_what}")
     return names
+
+
+def _covering(choices: list[list[Any]]) -> Iterator[tuple[Any, ...]]:
+    """Combinations of sample values, those that try every value of each variable first (the
+    others at their first value), then all of them: a limit on how many are tried then still
+    tries each variable's every value (each type, and null)."""
+    first = (0,) * len(choices)
+    order = [first]
+    for index, values in enumerate(choices):
+        order.extend((*first[:index], pick, *first[index + 1 :]) for pick in range(1, len(values)))
+    tried = set(order)
+    everything = itertools.product(*(range(len(values)) for values in choices))
+    for picks in itertools.chain(order, (p for p in everything if p not in tried)):
+        yield tuple(values[pick] for values, pick in zip(choices, picks, strict=True))
 
 
 def _bound_names(expression: str) -> set[str]:
@@ -193,7 +211,9 @@ class Visibility:
     once for a questionnaire whose conditions only read unconditional questions.
     """
 
-    def __init__(self, questionnaire: QuestionnaireSpec) -> None:
+    def __init__(
+        self, questionnaire: QuestionnaireSpec, *, check_limit: int = CHECK_COMBINATIONS
+    ) -> None:
         self.questionnaire = questionnaire
         variables = questionnaire_variables(questionnaire)
         conditional = [q for q in questionnaire.iter_questions() if q.show_if]
@@ -203,7 +223,12 @@ class Visibility:
             where = f"{questionnaire.key}: show_if of {question.code}"
             program = compile_expression(question.show_if or "", where)
             self._reads[question.code] = type_check(
-                program, question.show_if or "", variables, where, nullable=variables
+                program,
+                question.show_if or "",
+                variables,
+                where,
+                nullable=variables,
+                limit=check_limit,
             )
         conditional_identifiers = {q.identifier for q in conditional}
         self._chained = any(
@@ -262,3 +287,43 @@ class Visibility:
                 return found
             found |= more
             reached |= {code.replace("-", "_") for code in more}
+
+
+_COMPREHENSION = re.compile(r"\.\s*(?:exists_one|exists|all|map|filter)\s*\(")
+
+
+@dataclass(frozen=True)
+class ConditionCost:
+    """What bounds the cost of evaluating a condition, read from its text (the Rust CEL engine
+    has no cost limit of its own, nor an AST exposed to Python): its length, its deepest
+    nesting of brackets, how many comprehensions it has and whether one is inside another."""
+
+    length: int
+    nesting: int
+    comprehensions: int
+    nested_comprehension: bool
+
+
+def condition_cost(expression: str) -> ConditionCost:
+    text = _STRING_LITERAL.sub('""', expression)
+    comprehension_opens = {match.end() - 1 for match in _COMPREHENSION.finditer(text)}
+    depth = deepest = 0
+    open_comprehensions: list[int] = []  # the depth at which each open comprehension started
+    nested = False
+    for position, character in enumerate(text):
+        if character in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if position in comprehension_opens:
+                nested = nested or bool(open_comprehensions)
+                open_comprehensions.append(depth)
+        elif character in ")]}":
+            if open_comprehensions and open_comprehensions[-1] == depth:
+                open_comprehensions.pop()
+            depth -= 1
+    return ConditionCost(
+        length=len(expression),
+        nesting=deepest,
+        comprehensions=len(comprehension_opens),
+        nested_comprehension=nested,
+    )

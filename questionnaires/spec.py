@@ -140,6 +140,13 @@ class QuestionnaireSpec:
         return None
 
 
+def english_only(content: Mapping[str, Any]) -> bool:
+    """Whether a stored catalogue version is written in English only (an upload with texts
+    that lack Chinese, docs/catalogue-format.md): pages and reports then say so rather than
+    show a half translation."""
+    return content.get("languages") == ["en"]
+
+
 def version_key(version: str) -> tuple[int, Version | str]:
     """Sort key of catalogue versions ("1" < "1.1" < "2"): PEP 440 order, and a version that is
     not PEP 440 sorts before every one that is (by its text)."""
@@ -336,7 +343,8 @@ def _parse_question(
         type=answer_type,
         required=bool(raw.get("required", False)),
         text=_require_text(raw.get("text"), f"{where} text"),
-        help=_require_text(raw.get("help"), f"{where} help"),
+        # Optional: an uploaded questionnaire (e.g. from a spreadsheet) may have no help text.
+        help=parse_text(raw.get("help"), f"{where} help", optional=True) or Text("", ""),
         options=tuple(options),
         unit=unit,
         unit_label=unit_label,

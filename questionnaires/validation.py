@@ -21,7 +21,7 @@ from core.errors import ServiceError
 from core.text import one_line_break, shown_safely, text_errors
 
 from .bounds import INTEGER_MAX, integer_maximum
-from .conditions import Visibility, parse_version, to_cel_value
+from .conditions import CHECK_COMBINATIONS, Visibility, parse_version, to_cel_value
 from .labels import option_label
 from .spec import Question, QuestionnaireSpec
 
@@ -362,10 +362,14 @@ def _question_index(questionnaire: QuestionnaireSpec) -> list[tuple[str, str, Qu
 _visibility_cache: dict[str, Visibility] = {}
 
 
-def visibility_for(questionnaire: QuestionnaireSpec) -> Visibility:
+def visibility_for(
+    questionnaire: QuestionnaireSpec, *, check_limit: int = CHECK_COMBINATIONS
+) -> Visibility:
+    """The questionnaire's compiled `show_if` conditions, once per content (`check_limit`: how
+    many sample combinations each is type-checked with when first compiled)."""
     key = questionnaire.content_hash
     if key not in _visibility_cache:
-        _visibility_cache[key] = Visibility(questionnaire)
+        _visibility_cache[key] = Visibility(questionnaire, check_limit=check_limit)
     return _visibility_cache[key]
 
 

@@ -39,7 +39,7 @@ from assessments.presenters.formats import review_decision_label, severity_label
 from assessments.presenters.probe import ProbeView, probe_view_of_run
 from assessments.selectors import threads_for
 from core.formats import format_date, format_datetime, list_text
-from scoring.models import Framework
+from scoring.selectors import frameworks_for
 from scoring.spec import SEVERITIES
 
 from .labels import HTML_LANG, labels_for
@@ -136,6 +136,8 @@ class ReportContext:
     verification_url: str
     answers_intro: str
     signature_roles: tuple[str, ...]
+    # The questionnaire is an organization's, written in English only: the edition says so.
+    english_only: bool = False
 
 
 # -- building it ---------------------------------------------------------------------------
@@ -187,12 +189,7 @@ def _report_context(
             spec=questionnaire,
             ruleset=rules,
             answers=run.answers_snapshot or {},
-            frameworks={
-                row.ref_id: row.as_ref()
-                for row in Framework.objects.filter(
-                    ref_id__in={ref for f in findings_rows for ref in f.references}
-                )
-            },
+            frameworks=frameworks_for(ruleset=ruleset),
             language=language,
             decisions=_risk_decisions(run, {row.rule_id for row in findings_rows}),
             # An acceptance whose expiry date has passed when the report is made says so.
@@ -232,6 +229,7 @@ def _report_context(
         assessment_reference=assessment.reference,
         questionnaire=questionnaire.key,
         questionnaire_title=questionnaire.title.get(language),
+        english_only=assessment.questionnaire.english_only,
         ruleset=ruleset.key,
         ruleset_title=rules.title.get(language),
         run_id=run.pk,

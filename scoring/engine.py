@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import cel
 
 from questionnaires.conditions import (
+    CHECK_COMBINATIONS,
     FUNCTIONS,
     Variable,
     compile_expression,
@@ -106,14 +107,21 @@ class _CompiledRule:
 class CompiledRuleset:
     """A ruleset checked against its questionnaire and compiled into CEL programs."""
 
-    def __init__(self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec) -> None:
+    def __init__(
+        self,
+        ruleset: RulesetSpec,
+        questionnaire: QuestionnaireSpec,
+        *,
+        check_limit: int = CHECK_COMBINATIONS,
+    ) -> None:
         if ruleset.questionnaire != questionnaire.key:
             raise CatalogError(
                 f"{ruleset.key}: written for {ruleset.questionnaire}, not {questionnaire.key}"
             )
         self.ruleset = ruleset
         self.questionnaire = questionnaire
-        self.visibility = visibility_for(questionnaire)
+        self._check_limit = check_limit  # sample combinations each condition is checked with
+        self.visibility = visibility_for(questionnaire, check_limit=check_limit)
         variables = questionnaire_variables(questionnaire)
         self._question_by_identifier = {
             q.identifier: q for q in questionnaire.iter_questions() if q.type != "file"
@@ -166,6 +174,7 @@ class CompiledRuleset:
                 nullable=variables,
                 gives=_int_or_null,
                 gives_what="an integer or null",
+                limit=self._check_limit,
             )
             reads[name] = identifiers_in_order(expression, names)
         if not derived:
@@ -181,7 +190,9 @@ class CompiledRuleset:
             if code not in self.questionnaire.questions and code not in EVIDENCE_PARSERS:
                 raise CatalogError(f"{where}: fires_when_blank names unknown question {code}")
         blank_ok = self._blank_ok(rule)
-        names = type_check(program, rule.when, variables, where, nullable=blank_ok)
+        names = type_check(
+            program, rule.when, variables, where, nullable=blank_ok, limit=self._check_limit
+        )
         ordered = identifiers_in_order(rule.when, names)
         self._check_literals(rule, ordered, where)
         first = ordered[0] if ordered else None

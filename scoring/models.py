@@ -10,10 +10,14 @@ from functools import cached_property
 
 from django.db import models
 
-from questionnaires.models import PublishedCatalogVersion, QuestionnaireVersion
+from questionnaires.models import (
+    PublishedCatalogVersion,
+    QuestionnaireVersion,
+    catalog_version_constraints,
+)
 from questionnaires.spec import Text
 
-from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_ruleset
+from .spec import SEVERITIES, FrameworkRef, RulesetSpec, parse_frameworks, parse_ruleset
 
 
 class Framework(models.Model):
@@ -53,18 +57,24 @@ class Ruleset(PublishedCatalogVersion):
     applies_to = models.ManyToManyField(QuestionnaireVersion, related_name="applicable_rulesets")
 
     class Meta(PublishedCatalogVersion.Meta):
-        constraints = [
-            models.UniqueConstraint(fields=["slug", "version"], name="unique_ruleset_version")
-        ]
+        constraints = catalog_version_constraints("ruleset")
 
     @cached_property
     def spec(self) -> RulesetSpec:
         # The parse holds the framework references too: a change to them is a new parse.
         frameworks = {f.ref_id: f.as_ref() for f in Framework.objects.all()}
         return self.parsed_once(
-            lambda: parse_ruleset(self.content, frameworks, source=self.key),
+            lambda: parse_ruleset(self.content, self.frameworks(frameworks), source=self.key),
             frozenset(frameworks.items()),
         )
+
+    def frameworks(self, shipped: dict[str, FrameworkRef]) -> dict[str, FrameworkRef]:
+        """The framework references its rules may cite: the shipped ones, and an
+        organization's own, kept in the content of its uploaded ruleset."""
+        own = self.content.get("frameworks") if self.organization_id else None
+        if not own:
+            return shipped
+        return {**shipped, **parse_frameworks({"frameworks": own}, source=self.key)}
 
 
 class Rule(models.Model):

@@ -14,7 +14,8 @@
 set -euo pipefail
 listen="127.0.0.1${AVIA_PG_LISTEN:+,$AVIA_PG_LISTEN}"
 action=${1:?start, stop or url}; port=${2:-15432}
-dir="$(cd "$(dirname "$0")/.." && pwd)/var/postgres-$port"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="$root/var/postgres-$port"
 url="postgres://avia@127.0.0.1:$port/avia"
 
 bindir=""
@@ -23,7 +24,15 @@ for candidate in /usr/lib/postgresql/*/bin; do
 done
 
 as_owner=()
-if [[ $(id -u) -eq 0 ]]; then as_owner=(runuser -u postgres --); fi
+if [[ $(id -u) -eq 0 ]]; then
+  as_owner=(runuser -u postgres --)
+  # A checkout the postgres user cannot reach (one cloned into `mktemp -d`, mode 0700): the
+  # cluster lives in a directory of its own under /tmp instead, named after the checkout.
+  if ! runuser -u postgres -- test -x "$root" 2>/dev/null; then
+    dir="/tmp/avia-postgres-$(printf %s "$root" | sha256sum | cut -c1-12)-$port"
+    cd /  # every path below is absolute; runuser would complain of a cwd it cannot enter
+  fi
+fi
 
 is_running() { [[ -n "$bindir" ]] && "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
 

@@ -2,11 +2,12 @@
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
 # worker, PDF and browser tests) on both cores (pytest-xdist, two workers: tests/parallel.py
 # gives each a Redis and media directory of its own) and, beside it, the migrations,
-# integration, API, permission and query plan tests on a private PostgreSQL cluster
-# (scripts/postgres.sh), with a Redis (the fault tests stop and start theirs) and media
-# directory of its own; the PostgreSQL pass's output follows the SQLite pass's. Artefacts (screenshots, rendered pages,
-# worker logs) land in artifacts/. Arguments go to the SQLite pytest run and skip the
-# PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0 skips it too.
+# integration, API, permission, query plan and schemathesis contract tests on a private
+# PostgreSQL cluster (scripts/postgres.sh), with a Redis (the fault tests stop and start
+# theirs) and media directory of its own; the PostgreSQL pass's output follows the SQLite
+# pass's. Artefacts (screenshots, rendered pages, worker logs) land in artifacts/. Arguments go
+# to the SQLite pytest run and skip the PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0
+# skips it too.
 #
 # The real-engine tests (marker real_engine: the probe against llama.cpp's llama-server) need
 # the engine that scripts/llama-server.sh builds once into ~/.cache/avia (10-20 minutes the
@@ -104,7 +105,7 @@ if [[ $postgres == 1 ]]; then
     REDIS_URL="$postgres_redis/0" CACHE_URL="${CACHE_URL:+$postgres_redis/1}" \
     MEDIA_ROOT="$PWD/var/test-media-postgres" \
     setsid -w python -m pytest -p no:cacheprovider tests/integration tests/api \
-    tests/test_permission_matrix.py tests/scale >"$postgres_log" 2>&1 &
+    tests/test_permission_matrix.py tests/scale tests/contract >"$postgres_log" 2>&1 &
   postgres_pid=$!
 fi
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -63,6 +65,39 @@ class WorkbookRefused(ServiceError):
 
 
 @dataclass(frozen=True)
+class CellError:
+    """A cell (or a row) that cannot be taken, and where it is: its sheet, row, column letter
+    (when one cell is at fault) and the question code of its row."""
+
+    sheet: str
+    row: int
+    code: str
+    message: str
+    column: str = ""
+
+    @property
+    def text(self) -> str:
+        where = {"sheet": self.sheet, "row": self.row, "code": self.code, "message": self.message}
+        if self.column:
+            return _("Sheet %(sheet)s, row %(row)s, column %(column)s (%(code)s): %(message)s") % {
+                **where,
+                "column": self.column,
+            }
+        return _("Sheet %(sheet)s, row %(row)s (%(code)s): %(message)s") % where
+
+
+class WorkbookInvalid(ServiceError):
+    """Cells that cannot be saved, each with where it is: nothing was saved."""
+
+    def __init__(self, cells: list[CellError]) -> None:
+        self.cells = cells
+        errors: dict[str, list[str]] = {}
+        for cell in self.cells:
+            errors.setdefault(cell.code, []).append(cell.text)
+        super().__init__(errors)
+
+
+@dataclass(frozen=True)
 class FilledCell:
     value: Any
     data_type: str = "n"  # openpyxl's: n(umber), s(tring), d(ate), b(ool), f(ormula), e(rror)
@@ -83,21 +118,32 @@ class FilledWorkbook:
 
 def read_workbook(upload: IO[bytes], *, size: int) -> FilledWorkbook:
     """Open an upload as a questionnaire workbook; `WorkbookRefused` says why it cannot be."""
+    with opened_workbook(upload, size=size) as book:
+        return _read(book)
+
+
+@contextmanager
+def opened_workbook(upload: IO[bytes], *, size: int, not_a_workbook: Any = None) -> Iterator[Any]:
+    """An upload opened as an .xlsx (read-only, formulas never evaluated) once its size and its
+    archive are checked: the one way AVIA opens a workbook it did not write itself. Anything the
+    block fails on, short of a `ServiceError` of its own, is `WorkbookRefused` (a hostile or
+    broken file can fail anywhere in the parser). `not_a_workbook` replaces the message for a
+    file that is no .xlsx at all."""
     if size > max_upload_bytes():
         raise WorkbookRefused(
             _("The file is %(size)s; a workbook of at most %(limit)s is accepted.")
             % {"size": filesizeformat(size), "limit": filesizeformat(max_upload_bytes())}
         )
-    _check_archive(upload)
+    _check_archive(upload, not_a_workbook)
     upload.seek(0)
     try:
         book = load_workbook(upload, read_only=True, data_only=False, keep_links=False)
-    except Exception as exc:  # a hostile or broken file can fail anywhere in the parser
+    except Exception as exc:
         logger.info("unreadable workbook: %r", exc)
         raise WorkbookRefused(_unreadable()) from None
     try:
-        return _read(book)
-    except WorkbookRefused:
+        yield book
+    except ServiceError:
         raise
     except Exception as exc:
         logger.info("unreadable workbook: %r", exc)
@@ -112,7 +158,7 @@ def _unreadable() -> Any:
     )
 
 
-def _check_archive(upload: IO[bytes]) -> None:
+def _check_archive(upload: IO[bytes], not_a_workbook: Any = None) -> None:
     """An .xlsx is a zip archive: refuse anything else, and any archive that would unpack to
     more than the limit (the sizes it declares are the most Python's zipfile unpacks)."""
     try:
@@ -129,7 +175,8 @@ def _check_archive(upload: IO[bytes]) -> None:
                 )
             ) from None
         raise WorkbookRefused(
-            _("This file is not an Excel workbook (.xlsx). Upload the workbook downloaded here.")
+            not_a_workbook
+            or _("This file is not an Excel workbook (.xlsx). Upload the workbook downloaded here.")
         ) from None
     if len(parts) > MAX_PARTS or sum(part.file_size for part in parts) > max_unpacked_bytes():
         raise WorkbookRefused(
@@ -251,14 +298,14 @@ def form_value(question: Question, cell: FilledCell) -> Any:
     if value is None:
         return [] if question.type == "multi_choice" else ""
     if question.type in ("yes_no", "choice"):
-        return _option_code(question, _text(value))
+        return _option_code(question, cell_text(value))
     if question.type == "multi_choice":
-        text = _text(value)
+        text = cell_text(value)
         for separator in CHOICE_SEPARATORS[1:]:
             text = text.replace(separator, MULTI_CHOICE_SEPARATOR)
         items = [item.strip() for item in text.split(MULTI_CHOICE_SEPARATOR)]
         return [_option_code(question, item) for item in items if item]
-    return _text(value)
+    return cell_text(value)
 
 
 def comment_value(cell: FilledCell) -> str:
@@ -266,10 +313,10 @@ def comment_value(cell: FilledCell) -> str:
         raise CellProblem(
             _("This cell holds a formula; AVIA never calculates formulas. Type the comment itself.")
         )
-    return "" if cell.value is None else _text(cell.value)
+    return "" if cell.value is None else cell_text(cell.value)
 
 
-def _text(value: Any) -> str:
+def cell_text(value: Any) -> str:
     """A cell's value as the text a person typed: a number typed as a number gives its digits
     (Excel keeps every number as a float: 1048576.0 is 1048576), a date gives YYYY-MM-DD."""
     if isinstance(value, bool):

@@ -15,15 +15,19 @@ are kept either: the workbook itself holds what was typed. Errors name the sheet
 
 from __future__ import annotations
 
+import io
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
 from accounts.roles import Capability
+from accounts.tenancy import OrgContext
 from assessments import lifecycle
 from assessments.answer_forms import CatalogueAnswersForm, comment_name
 from assessments.answering import Answerer, answer_form
@@ -35,52 +39,29 @@ from assessments.services.answers import (
     buyer_section_codes,
     require_answers_open,
 )
-from core.errors import ServiceError
 from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
+from scoring.documents import CatalogueDocument
+from scoring.services import CatalogueDraft, catalogue_draft_create
 
 from . import layout
+from .catalogue_import import ColumnMapping, WorkbookTables, catalogue_document, read_tables
 from .reading import (
+    CellError,
     CellProblem,
     FilledRow,
     FilledWorkbook,
+    WorkbookInvalid,
     WorkbookRefused,
     comment_value,
     form_value,
+    max_upload_bytes,
     read_workbook,
 )
 from .workbook import questionnaire_workbook
 
 IMPORTED_ACTION = "answers.imported"
-
-
-@dataclass(frozen=True)
-class CellError:
-    sheet: str
-    row: int
-    code: str
-    message: str
-
-    @property
-    def text(self) -> str:
-        return _("Sheet %(sheet)s, row %(row)s (%(code)s): %(message)s") % {
-            "sheet": self.sheet,
-            "row": self.row,
-            "code": self.code,
-            "message": self.message,
-        }
-
-
-class WorkbookInvalid(ServiceError):
-    """Cells that cannot be saved, each with where it is: nothing was saved."""
-
-    def __init__(self, cells: list[CellError]) -> None:
-        self.cells = cells
-        errors: dict[str, list[str]] = {}
-        for cell in self.cells:
-            errors.setdefault(cell.code, []).append(cell.text)
-        super().__init__(errors)
 
 
 @dataclass(frozen=True)
@@ -287,4 +268,97 @@ def _changed(question: Question, row: FilledRow, saved: Any, saved_comment: str)
 def _cell_error(row: FilledRow, message: Any) -> CellError:
     return CellError(
         sheet=row.position.sheet, row=row.position.row, code=row.position.code, message=str(message)
+    )
+
+
+# -- a questionnaire from a spreadsheet (issue 24) -------------------------------------------
+
+PENDING_IMPORT_SECONDS = 60 * 60  # between the upload and the mapping's submit
+_PENDING_PREFIX = "spreadsheets:catalogue-import"
+
+
+@dataclass(frozen=True)
+class PendingImport:
+    """An uploaded questionnaire spreadsheet awaiting its column mapping: checked once (it
+    opened and is within bounds), kept in the cache for one member of one organization."""
+
+    token: str
+    file_name: str
+    content: bytes
+    preset: str
+
+    def tables(self) -> WorkbookTables:
+        return read_tables(io.BytesIO(self.content), size=len(self.content))
+
+
+def _pending_key(organization_id: int, user_id: int, token: str) -> str:
+    return f"{_PENDING_PREFIX}:{organization_id}:{user_id}:{token}"
+
+
+def catalogue_upload_keep(
+    *, organization_id: int, user_id: int, upload: UploadedFile, preset: str
+) -> PendingImport:
+    """Check an uploaded spreadsheet (`WorkbookRefused` says why it cannot be read) and keep it
+    for the mapping screen. Nothing is saved in the database."""
+    content = upload.read(max_upload_bytes() + 1)
+    read_tables(io.BytesIO(content), size=upload.size or len(content))
+    pending = PendingImport(
+        token=secrets.token_urlsafe(16),
+        file_name=readable_name(upload.name or "", max_length=255, default="questionnaire.xlsx"),
+        content=content,
+        preset=preset,
+    )
+    cache.set(
+        _pending_key(organization_id, user_id, pending.token),
+        {"file_name": pending.file_name, "content": content, "preset": preset},
+        PENDING_IMPORT_SECONDS,
+    )
+    return pending
+
+
+def catalogue_upload_get(*, organization_id: int, user_id: int, token: str) -> PendingImport | None:
+    """The member's pending upload (None once it expired, or for anyone else's token)."""
+    kept = cache.get(_pending_key(organization_id, user_id, token))
+    if not isinstance(kept, dict):
+        return None
+    return PendingImport(
+        token=token,
+        file_name=str(kept["file_name"]),
+        content=bytes(kept["content"]),
+        preset=str(kept["preset"]),
+    )
+
+
+def catalogue_draft_from_upload(
+    *,
+    context: OrgContext,
+    pending: PendingImport,
+    mapping: ColumnMapping,
+    slug: str,
+    title_en: str,
+    title_zh: str,
+) -> CatalogueDraft:
+    """The pending spreadsheet, read with its mapping, saved as a draft of the organization's
+    catalogue — all or nothing: `WorkbookInvalid` lists every bad row, `CatalogueInvalid` every
+    problem the catalogue's own checks find (by cell). The pending upload is forgotten once its
+    draft exists."""
+    context.require(Capability.MANAGE_CATALOGUES)
+    document = catalogue_document(
+        pending.tables(),
+        mapping,
+        slug=slug,
+        title_en=title_en,
+        title_zh=title_zh,
+        source_name=pending.file_name,
+    )
+    draft = imported_catalogue_save(context=context, document=document)
+    cache.delete(_pending_key(context.organization.pk, context.user.pk, pending.token))
+    return draft
+
+
+def imported_catalogue_save(*, context: OrgContext, document: CatalogueDocument) -> CatalogueDraft:
+    """Where an imported questionnaire becomes the organization's draft: the catalogue's one
+    draft service, which checks it as it checks an uploaded YAML file."""
+    return catalogue_draft_create(
+        context=context, document=document, source_name=document.source_name
     )

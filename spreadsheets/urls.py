@@ -23,4 +23,10 @@ urlpatterns = [
         name="findings_export",
     ),
     path("portfolio.<export:file_format>", views.portfolio_export, name="portfolio_export"),
+    path("questionnaires/import/", views.catalogue_import, name="catalogue_import"),
+    path(
+        "questionnaires/import/<slug:token>/",
+        views.catalogue_import_mapping,
+        name="catalogue_import_mapping",
+    ),
 ]

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
@@ -44,6 +45,31 @@ PROMPT_LIMIT = 250
 TITLE_LIMIT = 32
 # Excel's serial numbers of 1900-01-01 and 9999-12-31: any real date.
 FIRST_DATE, LAST_DATE = 1, 2958465
+
+# What the "How to answer" cell says of each answer type, by type: the one list of these
+# phrases, which the workbook writes and the questionnaire import reads back
+# (spreadsheets.catalogue_import) in either language.
+REQUIRED_LINE = gettext_lazy("Required.")
+OPTIONAL_LINE = gettext_lazy("Optional.")
+CHOOSE_ONE = gettext_lazy("Choose one from the list: %(options)s.")
+ONE_OR_MORE = gettext_lazy("One or more of: %(options)s. Separate them with “;”.")
+WHOLE_NUMBER_IN = gettext_lazy(
+    "A whole number (%(unit)s) of 0 or more, such as 1048576 — not “1M”."
+)
+WHOLE_NUMBER = gettext_lazy("A whole number of 0 or more — not “1M”.")
+A_DATE = gettext_lazy("A date: YYYY-MM-DD.")
+A_VERSION = gettext_lazy("A version, such as 0.5.22.")
+UPLOAD_IN_PORTAL = gettext_lazy("Upload in the portal: a workbook cannot carry files.")
+HOW_TO_ANSWER: tuple[tuple[str, Any], ...] = (
+    ("choice", CHOOSE_ONE),
+    ("multi_choice", ONE_OR_MORE),
+    ("integer", WHOLE_NUMBER_IN),
+    ("integer", WHOLE_NUMBER),
+    ("date", A_DATE),
+    ("version", A_VERSION),
+    ("file", UPLOAD_IN_PORTAL),
+    ("file", PRODUCED_BY_AVIA_MESSAGE),
+)
 
 BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
@@ -278,35 +304,25 @@ def _unit(question: Question, language: str) -> str:
 
 def _how(spec: QuestionnaireSpec, question: Question, language: str, can_change: bool) -> str:
     """How to answer, in one cell: required or not, when it is asked, and what to type."""
-    lines = [str(_("Required.") if question.required else _("Optional."))]
+    lines = [str(REQUIRED_LINE if question.required else OPTIONAL_LINE)]
     if condition := condition_text(spec, question.code, language):
         lines.append(condition)
     labels = list(option_labels(question, language).values())  # [] unless a choice
     if question.type in ("yes_no", "choice"):
-        lines.append(
-            _("Choose one from the list: %(options)s.") % {"options": list_text(labels, language)}
-        )
+        lines.append(CHOOSE_ONE % {"options": list_text(labels, language)})
     elif question.type == "multi_choice":
-        lines.append(
-            _("One or more of: %(options)s. Separate them with “;”.")
-            % {"options": f"{MULTI_CHOICE_SEPARATOR} ".join(labels)}
-        )
+        lines.append(ONE_OR_MORE % {"options": f"{MULTI_CHOICE_SEPARATOR} ".join(labels)})
     elif question.type == "integer":
         unit = _unit(question, language)
-        lines.append(
-            _("A whole number (%(unit)s) of 0 or more, such as 1048576 — not “1M”.")
-            % {"unit": unit}
-            if unit
-            else _("A whole number of 0 or more — not “1M”.")
-        )
+        lines.append(WHOLE_NUMBER_IN % {"unit": unit} if unit else str(WHOLE_NUMBER))
     elif question.type == "date":
-        lines.append(_("A date: YYYY-MM-DD."))
+        lines.append(str(A_DATE))
     elif question.type == "version":
-        lines.append(_("A version, such as 0.5.22."))
+        lines.append(str(A_VERSION))
     elif question.produced_by_avia:
         lines.append(_(PRODUCED_BY_AVIA_MESSAGE))
     elif question.type == "file":
-        lines.append(_("Upload in the portal: a workbook cannot carry files."))
+        lines.append(str(UPLOAD_IN_PORTAL))
     if not can_change:
         lines.append(_("Cannot be changed now."))
     return "\n".join(lines)
@@ -360,7 +376,7 @@ def _validate(
             formula2=str(LAST_DATE),
             allow_blank=True,
         )
-        check.error = _("A date: YYYY-MM-DD.")
+        check.error = str(A_DATE)
         prompt = str(check.error)
     elif question.type == "text":
         check = DataValidation(

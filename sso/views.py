@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.decorators import member_page
 from accounts.models import User
 from accounts.roles import Capability, Role
-from accounts.tenancy import OrgContext
+from accounts.tenancy import OrgContext, member_page_context
 from accounts.two_factor import IDENTITY_PROVIDER_SESSION_KEY, is_safe_next
 from core.errors import ServiceError
 from core.web import add_errors, error_summary
@@ -206,12 +206,7 @@ def provider_settings(request: HttpRequest, org: OrgContext) -> HttpResponse:
                 return redirect("sso:settings")
         status = 400
     context = {
-        "org_context": org,
-        "organization": organization,
-        "can_manage_members": True,
-        "can_manage_branding": org.can(Capability.MANAGE_BRANDING),
-        "can_manage_policy": org.can(Capability.MANAGE_POLICY),
-        "can_manage_webhooks": org.can(Capability.MANAGE_WEBHOOKS),
+        **member_page_context(org),
         "provider": provider,
         "form": form,
         "callback_url": _redirect_uri(request),

@@ -23,7 +23,12 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
 from accounts.models import ApiToken, Membership
-from accounts.services import api_token_create, membership_add, organization_update_branding
+from accounts.services import (
+    api_token_create,
+    membership_add,
+    organization_create,
+    organization_update_branding,
+)
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
@@ -38,6 +43,8 @@ from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
 from reports.services import report_request
+from scoring.services import catalogue_publish, catalogue_share, catalogue_upload
+from tests.catalogues.conftest import EXAMPLE as CATALOGUE_EXAMPLE
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
@@ -168,6 +175,13 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # the organization's own questionnaires (catalogues): the owner's
+    "portfolio:catalogues": R(roles=("owner",), acme_object=False),
+    "portfolio:catalogue": R(roles=("owner",)),
+    "portfolio:catalogue_publish": R("POST", roles=("owner",)),
+    "portfolio:catalogue_delete": R("POST", roles=("owner",)),
+    "portfolio:catalogue_share": R("POST", roles=("owner",)),
+    "portfolio:catalogue_share_revoke": R("POST", roles=("owner",)),
     # notifications: every member's own
     "notifications:list": R(acme_object=False),
     "notifications:read_all": R("POST", acme_object=False),
@@ -190,6 +204,11 @@ MATRIX: dict[str, Rule] = {
     "spreadsheets:workbook_download": R(roles=("owner", "assessor")),
     "spreadsheets:findings_export": R(),
     "spreadsheets:portfolio_export": R(acme_object=False),
+    # a questionnaire imported from a spreadsheet: whoever writes the organization's catalogues
+    # (manage_catalogues); an upload is kept for its member only: another's address bounces to
+    # the upload page
+    "spreadsheets:catalogue_import": R(roles=("owner",), acme_object=False),
+    "spreadsheets:catalogue_import_mapping": R(roles=("owner",), acme_object=False),
     "api:findings-export": R(kind="api"),
     "api:portfolio-export": R(kind="api", acme_object=False),
     "portal_workbook:page": R(kind="portal"),
@@ -398,6 +417,14 @@ def world(django_db_setup, django_db_blocker, world_media):
             words={"vendor": "Inferno AI"},
             path=f"/assessments/{acme_assessment.pk}/",
         )
+        # Acme's own questionnaire, published and shared with a client workspace of Alice's.
+        alice = member_of(personas.alice, acme)
+        catalogue = catalogue_upload(
+            context=alice, data=CATALOGUE_EXAMPLE.read_bytes(), source_name="dd.yaml"
+        )
+        catalogue_publish(context=alice, ruleset=catalogue.ruleset)
+        client_workspace = organization_create(name="Client Co", owner_email=personas.alice.email)
+        share = catalogue_share(context=alice, slug="vendor-dd", organization=client_workspace)
         invitation = membership_add(
             organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
         )
@@ -407,6 +434,8 @@ def world(django_db_setup, django_db_blocker, world_media):
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,
             "endpoint_id": webhook.pk,
             "batch_id": batch.pk,
+            "ruleset_id": catalogue.ruleset.pk,
+            "share_id": share.pk,
             "assessment_id": acme_assessment.pk,
             "probe_run_id": probe_run.pk,
             "evidence_id": evidence.pk,
@@ -530,6 +559,18 @@ def test_api_tokens_act_only_within_their_organization(world):
         client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_another_organizations_questionnaire_is_not_found(world):
+    """Acme's own questionnaire: 200 to Acme's members, 404 to the outsider, through the API
+    (the new assessment form and the services ask the same selector:
+    tests/catalogues/test_scoping.py)."""
+    url = reverse("api:questionnaire-detail", kwargs={"slug": "vendor-dd"})
+    for persona, status in (("viewer", 200), ("outsider", 404)):
+        client = Client()
+        client.force_login(world.users[persona])
+        assert client.get(url).status_code == status, persona
 
 
 PORTAL = [name for name, rule in MATRIX.items() if rule.kind == "portal"]

@@ -32,6 +32,8 @@ def portal_context(portal: Portal, **extra: Any) -> dict[str, Any]:
         "organization_name": assessment.organization.display_name,
         "vendor_name": assessment.vendor.name,
         "questionnaire_title": portal.spec.title.get(portal.language),
+        # An organization's questionnaire written in English only: said, not half translated.
+        "english_only": assessment.questionnaire.english_only,
         "is_open": status in lifecycle.EDITABLE_STATUSES,
         "changes_requested": status == AssessmentStatus.CHANGES_REQUESTED,
         "is_submitted": status

@@ -16,7 +16,7 @@ from accounts.tenancy import OrgContext
 from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from core.text import text_fields_errors
-from questionnaires.models import QuestionnaireVersion
+from questionnaires.selectors import questionnaire_visible
 from questionnaires.spec import QuestionnaireSpec
 from questionnaires.validation import (
     AnswerValidationError,
@@ -60,7 +60,8 @@ def assessment_create(
     label: str = "",
 ) -> Assessment:
     slug, _sep, version = questionnaire_key.partition("@")
-    questionnaire = QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
+    # Only what the organization may use: shipped, its own, or shared with it (else unknown).
+    questionnaire = questionnaire_visible(organization=organization, slug=slug, version=version)
     errors: dict[str, list[Any]] = {}
     if questionnaire is None:
         errors["questionnaire"] = [

@@ -29,6 +29,7 @@ from core.errors import ConflictError, ForbiddenError, ServiceError, StorageUnav
 from core.storage import STORAGE_ERRORS, delete_quietly, write_atomically
 from core.text import text_errors
 from questionnaires.models import QuestionnaireVersion
+from questionnaires.selectors import questionnaires_visible_to
 from questionnaires.spec import version_key
 from questionnaires.validation import AnswerValidationError, validate_answers
 
@@ -227,7 +228,7 @@ def renewal_start(
                 ]
             }
         )
-    questionnaire = _newest_version_of(original.questionnaire)
+    questionnaire = _newest_version_of(original.questionnaire, original.organization)
     recheck = reason == RenewalReason.CONFIGURATION_CHANGE
     keep = {
         code
@@ -300,9 +301,16 @@ def _open_renewal_of_vendor(original: Assessment) -> Assessment | None:
     )
 
 
-def _newest_version_of(questionnaire: QuestionnaireVersion) -> QuestionnaireVersion:
-    versions = QuestionnaireVersion.objects.filter(slug=questionnaire.slug)
-    return max(versions, key=lambda q: version_key(q.version))
+def _newest_version_of(
+    questionnaire: QuestionnaireVersion, organization: Organization
+) -> QuestionnaireVersion:
+    """The newest version of the questionnaire the organization may use (the same owner's: a
+    custom questionnaire's newer versions are its owner's); the renewed one itself when no other
+    is visible (a share revoked since: the renewal continues on the version it had)."""
+    versions = questionnaires_visible_to(organization=organization).filter(
+        slug=questionnaire.slug, organization=questionnaire.organization_id
+    )
+    return max([questionnaire, *versions], key=lambda q: version_key(q.version))
 
 
 def _still_valid(

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from accounts.decorators import member_page
 from accounts.tenancy import OrgContext
@@ -66,6 +67,12 @@ def compare(request: HttpRequest, org: OrgContext) -> HttpResponse:
         chosen_ids = [int(pk) for pk in form.cleaned_data["assessments"]]
         by_pk = {a.pk: a for a in candidates}
         chosen = [by_pk[pk] for pk in chosen_ids if pk in by_pk]
+        if len({(a.questionnaire.organization_id, a.questionnaire.slug) for a in chosen}) > 1:
+            # Versions of one questionnaire compare; two questionnaires (an organization's own
+            # and the shipped one) share no rules or sections to put side by side.
+            form.add_error("assessments", _("Choose assessments of the same questionnaire."))
+            context["error_summary"] = error_summary(form)
+            return render(request, "assessments/compare.html", context, status=400)
         runs = list(
             ScoringRun.objects.filter(pk__in=[a.latest_run_id for a in chosen]).select_related(
                 "ruleset"

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -22,6 +23,7 @@ from core.errors import ServiceError
 from core.text import is_ascii_number
 from core.web import add_errors, error_summary
 from questionnaires.models import QuestionnaireVersion
+from questionnaires.selectors import questionnaire_visible, questionnaires_visible_to
 from questionnaires.spec import QuestionnaireSpec
 
 from .. import forms as web_forms
@@ -37,11 +39,14 @@ from .common import assessment_for, assessment_tabs, page_language, vendor_searc
 VENDOR_CHOICES_SHOWN = 10
 
 
-def _questionnaire_choices() -> list[tuple[str, str]]:
+def _questionnaire_choices(org: OrgContext) -> list[tuple[str, str]]:
     language = translation.get_language() or "en"
-    versions = QuestionnaireVersion.objects.only(
-        "slug", "version", "title_en", "title_zh_hant"
-    ).order_by("slug", "-published_at")
+    versions = (
+        questionnaires_visible_to(organization=org.organization)
+        .only("slug", "version", "title_en", "title_zh_hant")
+        # The shipped questionnaires first (the default choice), then the organization's.
+        .order_by(F("organization").asc(nulls_first=True), "slug", "-published_at")
+    )
     return [
         (
             version.key,
@@ -52,9 +57,9 @@ def _questionnaire_choices() -> list[tuple[str, str]]:
     ]
 
 
-def _questionnaire(key: str) -> QuestionnaireVersion | None:
+def _questionnaire(org: OrgContext, key: str) -> QuestionnaireVersion | None:
     slug, _sep, version = (key or "").partition("@")
-    return QuestionnaireVersion.objects.filter(slug=slug, version=version).first()
+    return questionnaire_visible(organization=org.organization, slug=slug, version=version)
 
 
 def _use_form(spec: QuestionnaireSpec, data: Any = None) -> CatalogueAnswersForm:
@@ -71,7 +76,7 @@ def _use_form(spec: QuestionnaireSpec, data: Any = None) -> CatalogueAnswersForm
 @member_page(capability=Capability.EDIT_ASSESSMENT)
 def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     org.require(Capability.ANSWER_USE_SECTION)
-    choices = _questionnaire_choices()
+    choices = _questionnaire_choices(org)
     vendors = selectors.vendors_for(organization=org.organization)
     default_key = choices[0][0] if choices else ""
     data = request.POST if request.method == "POST" else None
@@ -83,7 +88,7 @@ def assessment_create(request: HttpRequest, org: OrgContext) -> HttpResponse:
     # Looked up only when it is one of the choices: any other text (a NUL, which PostgreSQL
     # refuses in a query) falls back to the default, and the form says it is not a choice.
     known = {key for key, _label in choices}
-    questionnaire = _questionnaire(chosen_key if chosen_key in known else default_key)
+    questionnaire = _questionnaire(org, chosen_key if chosen_key in known else default_key)
     form = web_forms.AssessmentForm(
         data,
         vendors=vendors,

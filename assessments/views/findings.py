@@ -23,8 +23,7 @@ from accounts.tenancy import OrgContext
 from core.errors import ServiceError
 from core.text import is_ascii_number
 from core.web import add_errors, error_summary
-from scoring.models import Framework
-from scoring.spec import FrameworkRef
+from scoring.selectors import frameworks_for
 
 from .. import forms as web_forms
 from .. import selectors
@@ -50,11 +49,6 @@ class FindingCard:
         return self.finding.rule_id
 
 
-def frameworks_catalogue() -> dict[str, FrameworkRef]:
-    """Every citable framework clause (global catalogue data, not tenant data)."""
-    return {framework.ref_id: framework.as_ref() for framework in Framework.objects.all()}
-
-
 def _run_for(org: OrgContext, assessment: Assessment, run_id: str | None) -> ScoringRun | None:
     if run_id and is_ascii_number(run_id):
         run = selectors.run_get(organization=org.organization, run_id=run_id)
@@ -74,7 +68,7 @@ def _findings_page(
     spec = assessment.questionnaire.spec
     language = page_language()
     run = _run_for(org, assessment, request.GET.get("run"))
-    frameworks = frameworks_catalogue()
+    frameworks = frameworks_for(ruleset=run.ruleset if run is not None else None)
     framework_choices = [
         (ref.id, f"{ref.id} — {ref.title.get(language)}")
         for ref in sorted(frameworks.values(), key=lambda r: (r.jurisdiction != "hk", r.id))

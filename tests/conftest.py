@@ -88,19 +88,6 @@ def private_media(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def project_celery_app():
-    """Each test starts with the project's Celery app as the current one (`core.queueing` and
-    the `shared_task`s find their app through `celery.current_app`, a per-thread setting that
-    a new Celery app, or one unpickled, takes over). Otherwise a test run after one that left
-    another app current published its tasks through that app, which is not eager and whose
-    broker is not there, and they were silently left to the sweeper: seen in a pytest-xdist
-    worker, where another order of the tests than the serial one met it."""
-    from config.celery import app
-
-    app.set_current()
-
-
-@pytest.fixture(autouse=True)
 def default_language():
     """Each test ends in the site's default language: one that activated another (a page
     rendered in zh-Hant outside a request) must not change the words the next one reads."""

@@ -92,6 +92,21 @@ class BrandingForm(forms.Form):
         widget=forms.FileInput(attrs={"accept": "image/png,image/svg+xml"}),
     )
     remove_logo = forms.BooleanField(label=_("Remove the current logo"), required=False)
+    email_sender_name = forms.CharField(
+        label=_("Email sender name"),
+        max_length=100,
+        required=False,
+        help_text=_(
+            "The name the organization's emails come from. Leave empty to use the name shown "
+            "on reports."
+        ),
+    )
+    email_reply_to = forms.EmailField(
+        label=_("Reply-to address"),
+        max_length=254,
+        required=False,
+        help_text=_("Replies to the organization's emails go here. Leave empty for none."),
+    )
     time_zone = forms.ChoiceField(
         label=_("Time zone"),
         choices=time_zone_choices,

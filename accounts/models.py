@@ -1,3 +1,4 @@
+import base64
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -68,6 +69,14 @@ class LogoContentType(models.TextChoices):
     SVG = SVG_CONTENT_TYPE, "SVG"
 
 
+class OrganizationKind(models.TextChoices):
+    """What an organization is. A consultancy opens client workspaces (each an organization of
+    its own, recorded by a `ClientEngagement`) and prepares their reports."""
+
+    ORGANIZATION = "organization", _("Organization")
+    CONSULTANCY = "consultancy", _("Consultancy")
+
+
 class Organization(models.Model):
     """A tenant: every assessment, vendor and report belongs to exactly one."""
 
@@ -101,6 +110,25 @@ class Organization(models.Model):
         validators=[validate_time_zone],
         help_text=_("An IANA time zone name, e.g. Asia/Hong_Kong."),
     )
+    kind = models.CharField(
+        _("kind"),
+        max_length=20,
+        choices=OrganizationKind.choices,
+        default=OrganizationKind.ORGANIZATION,
+    )
+    # The name and reply-to address of the organization's emails; the envelope sender stays
+    # the operator's DEFAULT_FROM_EMAIL (its domain is the one the mail server may send for).
+    email_sender_name = models.CharField(
+        _("email sender name"),
+        max_length=100,
+        blank=True,
+        help_text=_("Leave empty to use the name shown on reports."),
+    )
+    email_reply_to = models.EmailField(
+        _("reply-to address"),
+        blank=True,
+        help_text=_("Replies to the organization's emails go here. Leave empty for none."),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
@@ -131,6 +159,10 @@ class Organization(models.Model):
                 | LessThanOrEqual(Length("logo"), LOGO_MAX_BYTES),
                 name="accounts_organization_logo_max_size",
             ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=OrganizationKind.values),
+                name="accounts_organization_kind_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -149,6 +181,90 @@ class Organization(models.Model):
     @property
     def has_logo(self) -> bool:
         return bool(self.logo_content_type)
+
+    @property
+    def logo_data_uri(self) -> str | None:
+        """The logo inlined as a data: URI (None without one), for the outputs that must fetch
+        nothing: the PDF renderer, and the vendor portal's header (no route reaches the logo
+        with a vendor's link)."""
+        if not (self.has_logo and self.logo):
+            return None
+        encoded = base64.b64encode(bytes(self.logo)).decode("ascii")
+        return f"data:{self.logo_content_type};base64,{encoded}"
+
+    @property
+    def is_consultancy(self) -> bool:
+        return self.kind == OrganizationKind.CONSULTANCY
+
+    def prepared_by(self) -> "Organization | None":
+        """The consultancy that prepares this organization's outputs ("prepared by …" on its
+        reports, emails and vendor pages): the one whose engagement is active, else None. Its
+        logo is read when asked for (a page that only names it does not load it)."""
+        return (
+            Organization.objects.filter(
+                client_engagements__client=self, client_engagements__ended_at__isnull=True
+            )
+            .defer("logo")
+            .first()
+        )
+
+    @property
+    def email_sender(self) -> str:
+        """The name the organization's emails come from (the address stays the operator's)."""
+        return self.email_sender_name or self.display_name
+
+
+class ClientEngagement(models.Model):
+    """A client workspace opened by a consultancy: the client is an organization of its own
+    (its data is reached only through its own memberships, like any organization's), and this
+    row records who opened it. While it is active (`ended_at` is null) the client's outputs say
+    "prepared by <consultancy>"; the client can end it, which ends the consultancy members'
+    memberships in the client. A client workspace is opened once: one row per client, kept
+    after it ends."""
+
+    consultancy = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="client_engagements",
+        verbose_name=_("consultancy"),
+    )
+    client = models.OneToOneField(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="consultancy_engagement",
+        verbose_name=_("client"),
+    )
+    opened_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("opened by")
+    )
+    opened_at = models.DateTimeField(_("opened at"), auto_now_add=True)
+    ended_at = models.DateTimeField(_("ended at"), null=True, blank=True)
+    ended_by = models.ForeignKey(
+        User,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("ended by"),
+    )
+
+    class Meta:
+        ordering = ["client__name"]
+        verbose_name = _("client engagement")
+        verbose_name_plural = _("client engagements")
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(consultancy=models.F("client")),
+                name="accounts_engagement_not_own_client",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.consultancy_id} for {self.client_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.ended_at is None
 
 
 class Membership(models.Model):

@@ -2,7 +2,14 @@
 
 from django.db.models import QuerySet
 
-from accounts.models import ApiToken, Membership, MembershipInvitation, Organization, User
+from accounts.models import (
+    ApiToken,
+    ClientEngagement,
+    Membership,
+    MembershipInvitation,
+    Organization,
+    User,
+)
 
 
 def memberships_for_user(*, user: User) -> QuerySet[Membership]:
@@ -59,3 +66,41 @@ def invitations_for_user(*, user: User) -> QuerySet[MembershipInvitation]:
         .defer("organization__logo")
         .order_by("created_at", "pk")
     )
+
+
+# Consultancies and their clients -------------------------------------------------------
+
+
+def clients_of(*, consultancy: Organization) -> QuerySet[ClientEngagement]:
+    """The consultancy's active client engagements (`engagement.client` is the workspace), by
+    client name. Ended ones are left out: their clients are no longer the consultancy's."""
+    return (
+        ClientEngagement.objects.filter(consultancy=consultancy, ended_at__isnull=True)
+        .select_related("client")
+        .defer("client__logo")
+        .order_by("client__name")
+    )
+
+
+def client_organizations_of(*, consultancy: Organization) -> QuerySet[Organization]:
+    """The organizations the consultancy has active engagements with, by name."""
+    return Organization.objects.filter(
+        consultancy_engagement__consultancy=consultancy,
+        consultancy_engagement__ended_at__isnull=True,
+    ).order_by("name")
+
+
+def engagement_of(*, client: Organization) -> ClientEngagement | None:
+    """The client's engagement with the consultancy that opened it, active or ended (None for
+    an organization no consultancy opened)."""
+    return (
+        ClientEngagement.objects.filter(client=client)
+        .select_related("consultancy", "ended_by")
+        .first()
+    )
+
+
+def preparing_consultancy(*, organization: Organization) -> Organization | None:
+    """The consultancy that prepares the organization's outputs (`Organization.prepared_by`):
+    the one whose engagement is active, else None."""
+    return organization.prepared_by()

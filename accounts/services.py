@@ -26,6 +26,7 @@ from accounts.models import (
     Membership,
     MembershipInvitation,
     Organization,
+    OrganizationKind,
     User,
 )
 from accounts.roles import Capability, Role, role_can
@@ -45,8 +46,11 @@ class ApiTokenInvalid(Exception):
 
 
 @transaction.atomic
-def organization_create(*, name: str, owner_email: str) -> Organization:
-    """Create an organization owned by ``owner_email``, creating that user if needed.
+def organization_create(
+    *, name: str, owner_email: str, kind: str = OrganizationKind.ORGANIZATION
+) -> Organization:
+    """Create an organization (or, with ``kind``, a consultancy) owned by ``owner_email``,
+    creating that user if needed.
 
     A new owner gets an unusable password: they sign in after an operator sets one.
     """
@@ -60,7 +64,9 @@ def organization_create(*, name: str, owner_email: str) -> Organization:
         raise ServiceError({"name": problems})
     if Organization.objects.filter(name__iexact=name).exists():
         raise ServiceError({"name": [_("An organization with this name already exists.")]})
-    organization = Organization(name=name, slug=_unique_slug(name))
+    if kind not in OrganizationKind.values:
+        raise ServiceError({"kind": [_("Choose an organization or a consultancy.")]})
+    organization = Organization(name=name, slug=_unique_slug(name), kind=kind)
     organization.full_clean(validate_unique=False, validate_constraints=False)
     organization.save()
     owner = _user_for_email(email)
@@ -78,10 +84,14 @@ def organization_update_branding(
     logo: bytes | None = None,
     remove_logo: bool = False,
     time_zone: str | None = None,
+    email_sender_name: str | None = None,
+    email_reply_to: str | None = None,
 ) -> Organization:
     """Change how reports present the organization. ``logo`` replaces the current one;
     ``time_zone`` (an IANA name; None leaves it) is the clock of its pages, reports and
-    emails."""
+    emails; ``email_sender_name`` and ``email_reply_to`` (None leaves them, "" clears) are the
+    name its emails come from and the address replies go to (the envelope stays the
+    operator's)."""
     _require_capability(
         actor=actor, organization_id=organization.pk, capability=Capability.MANAGE_BRANDING
     )
@@ -108,6 +118,16 @@ def organization_update_branding(
             validate_time_zone(time_zone)
         except ValidationError as error:
             errors["time_zone"] = error.messages
+    if email_sender_name is not None:
+        email_sender_name = email_sender_name.strip()
+        limit = Organization._meta.get_field("email_sender_name").max_length
+        if problems := text_errors(email_sender_name, max_length=limit):
+            errors["email_sender_name"] = list(problems)
+    if email_reply_to:
+        try:
+            email_reply_to = _normalized_email(email_reply_to, field="email_reply_to")
+        except ServiceError as error:
+            errors.update(error.errors)
     if errors:
         raise ServiceError(errors)
 
@@ -125,6 +145,12 @@ def organization_update_branding(
     if time_zone is not None:
         organization.time_zone = time_zone
         update_fields.append("time_zone")
+    if email_sender_name is not None:
+        organization.email_sender_name = email_sender_name
+        update_fields.append("email_sender_name")
+    if email_reply_to is not None:
+        organization.email_reply_to = email_reply_to.strip()
+        update_fields.append("email_reply_to")
     organization.save(update_fields=update_fields)
     return organization
 

@@ -43,6 +43,7 @@ from accounts.roles import Capability, Role, role_can
 from accounts.selectors import (
     api_tokens_for,
     api_tokens_of_organization,
+    engagement_of,
     invitations_for_user,
     members_of,
     memberships_for_user,
@@ -67,7 +68,7 @@ from accounts.tenancy import (
 )
 from core.errors import ServiceError
 from core.queueing import publish
-from core.web import add_errors, confirm_page, error_summary
+from core.web import add_errors, confirm_page, error_summary, logo_response
 
 from .decorators import member_page, respond_in_language
 
@@ -409,6 +410,7 @@ def _render_members(
         {
             **member_page_context(context),
             "members": members_of(organization=context.organization),
+            "engagement": engagement_of(client=context.organization),
             "add_form": add_form,
             "role_choices": Role.choices,
             "page_errors": page_errors,
@@ -431,6 +433,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
             "report_display_name": organization.report_display_name,
             "brand_colour": organization.brand_colour,
             "time_zone": organization.time_zone,
+            "email_sender_name": organization.email_sender_name,
+            "email_reply_to": organization.email_reply_to,
         },
     )
     status = 200
@@ -445,6 +449,8 @@ def branding(request: HttpRequest, context: OrgContext) -> HttpResponse:
                     logo=form.cleaned_data["logo"],
                     remove_logo=form.cleaned_data["remove_logo"],
                     time_zone=form.cleaned_data["time_zone"] or None,
+                    email_sender_name=form.cleaned_data["email_sender_name"],
+                    email_reply_to=form.cleaned_data["email_reply_to"],
                 )
             except ServiceError as error:
                 add_errors(form, error)
@@ -470,12 +476,7 @@ def logo(request: HttpRequest, context: OrgContext) -> HttpResponse:
     )
     if not organization.has_logo:
         raise Http404
-    response = HttpResponse(bytes(organization.logo), content_type=organization.logo_content_type)
-    response["X-Content-Type-Options"] = "nosniff"
-    # An SVG opened directly must not run anything, even if validation missed something.
-    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
-    response["Cache-Control"] = "private, max-age=300"
-    return response
+    return logo_response(organization)
 
 
 # Helpers -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts.tenancy import OrgContext
 from questionnaires.models import QuestionnaireVersion
+from questionnaires.selectors import questionnaire_visible
 
 from .models import Assessment, Channel, Vendor
 from .selectors import critical_findings_for
@@ -102,9 +103,16 @@ def incident_assessment(
     unless `submit`/`score` say to stop earlier.
     """
     document = example(answers_from)
-    questionnaire = QuestionnaireVersion.objects.get(
-        organization__isnull=True, slug=document["questionnaire"], version=document["version"]
+    # Shipped, or the organization's own (or shared with it): the demo's hk-genai-provider.
+    questionnaire = questionnaire_visible(
+        organization=member.organization,
+        slug=document["questionnaire"],
+        version=document["version"],
     )
+    if questionnaire is None:
+        raise QuestionnaireVersion.DoesNotExist(
+            f"{document['questionnaire']}@{document['version']}"
+        )
     buyer_codes = {
         question.code
         for section in questionnaire.spec.sections

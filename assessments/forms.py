@@ -376,3 +376,34 @@ class ThreadMessageForm(forms.Form):
     body = forms.CharField(
         label=_("Message"), required=False, widget=forms.Textarea(attrs={"rows": 4})
     )
+
+
+class ClientOpenForm(forms.Form):
+    name = forms.CharField(
+        label=_("Client's name"),
+        max_length=200,
+        help_text=_("A new organization of its own: you become its owner."),
+    )
+
+
+class ClientCopyForm(forms.Form):
+    """What to copy from another organization the member belongs to (`source` by its slug)."""
+
+    source = forms.SlugField(widget=forms.HiddenInput)
+    vendors = forms.TypedMultipleChoiceField(
+        label=_("Vendors"),
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("A vendor whose name this organization already has is left as it is."),
+    )
+    policy = forms.BooleanField(label=_("Reassessment policy"), required=False)
+    branding = forms.BooleanField(
+        label=_("Branding: colour, logo and time zone"),
+        required=False,
+        help_text=_("Names stay this organization's own."),
+    )
+
+    def __init__(self, *args: Any, vendor_choices: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["vendors"].choices = vendor_choices

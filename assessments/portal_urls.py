@@ -13,6 +13,8 @@ urlpatterns = [
     path("<str:token>/review/", pages.review, name="review"),
     path("<str:token>/questions/<str:question_code>/thread/", threads.thread, name="thread"),
     path("<str:token>/thanks/", pages.thanks, name="thanks"),
+    path("<str:token>/brand.css", pages.brand_stylesheet, name="brand_stylesheet"),
+    path("<str:token>/logo/", pages.logo, name="logo"),
     path("<str:token>/language/", pages.language, name="language"),
     path(
         "<str:token>/configuration-change/",

@@ -7,6 +7,8 @@ An object of another organization is simply not found (`Http404` via `get_object
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
@@ -20,11 +22,15 @@ from scoring.models import Rule
 from .models import (
     CLOSED_STATUSES,
     OPEN_STATUSES,
+    RENEWABLE_STATUSES,
     Assessment,
+    AssessmentStatus,
     AuditEvent,
     EvidenceFile,
     Finding,
     Review,
+    RiskDecision,
+    RiskDecisionKind,
     RiskTier,
     ScoringRun,
     Thread,
@@ -268,3 +274,149 @@ def threads_awaiting_members(
         .annotate(count=Count("pk"))
     )
     return {row["assessment_id"]: row["count"] for row in rows}
+
+
+# -- the portfolio's standing: what a portfolio report and the weekly digest read ------------
+
+# Statuses in which the vendor owes answers (a link was sent).
+AWAITING_VENDOR = (AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """What is late or falls due within a horizon, on the organization's `today`."""
+
+    overdue: list[Assessment]  # by the date each has been late since (`overdue()`)
+    due_soon: list[Assessment]  # answers due within the horizon
+    reassessments_due: list[Assessment]  # next assessments due within the horizon
+    acceptances_expiring: list[RiskDecision]  # risk acceptances ending within the horizon
+
+
+def deadlines_for(*, organization: Organization, today: dt.date, horizon: dt.date) -> Deadlines:
+    """The one reading of "overdue" and "due soon" for the digest and the portfolio report."""
+    assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
+    late = assessments.filter(overdue(today))
+    return Deadlines(
+        # Answers and next assessments alike, by the date they have been late since.
+        overdue=sorted(late, key=lambda a: (a.overdue_since or today, a.pk)),
+        due_soon=list(
+            assessments.filter(
+                status__in=AWAITING_VENDOR, due_date__gte=today, due_date__lte=horizon
+            ).order_by("due_date", "pk")
+        ),
+        reassessments_due=list(
+            assessments.filter(
+                status__in=RENEWABLE_STATUSES,
+                reassess_by__gte=today,
+                reassess_by__lte=horizon,
+                renewals__isnull=True,
+            ).order_by("reassess_by", "pk")
+        ),
+        acceptances_expiring=list(
+            RiskDecision.objects.filter(
+                assessment__organization=organization,
+                kind=RiskDecisionKind.ACCEPTANCE,
+                expires_on__gte=today,
+                expires_on__lte=horizon,
+            )
+            .select_related("assessment__vendor")
+            .order_by("expires_on", "pk")
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class VendorStanding:
+    """A vendor and its current result: its newest assessment that has been scored."""
+
+    vendor: Vendor
+    assessment: Assessment | None  # None: never scored
+
+    @property
+    def tier(self) -> str:
+        return self.assessment.risk_tier if self.assessment is not None else ""
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    """A finding of a vendor's current result (a later scoring that no longer fires the rule
+    closes it; a risk decision is shown beside it and never closes it)."""
+
+    vendor_id: int
+    vendor: str
+    assessment_id: int
+    rule_id: str
+    severity: str
+
+
+@dataclass(frozen=True)
+class PortfolioStanding:
+    today: dt.date
+    vendors: list[VendorStanding]  # by name
+    open_findings: list[OpenFinding]  # by vendor, then severity order of the run
+    sign_offs: list[Review]  # the latest decision on each current result, newest first
+    risk_decisions: list[RiskDecision]  # on the current results, soonest expiry first
+    deadlines: Deadlines
+
+    def tier_counts(self) -> dict[str, int]:
+        """Vendors per tier of their current result ("" : not scored yet), every tier named."""
+        counts = Counter(standing.tier for standing in self.vendors)
+        return {tier: counts.get(tier, 0) for tier in (*RiskTier.values, "")}
+
+    def severity_counts(self) -> dict[str, int]:
+        counts = Counter(finding.severity for finding in self.open_findings)
+        return {severity: counts.get(severity, 0) for severity in RiskTier.values}
+
+
+def portfolio_standing(
+    *, organization: Organization, today: dt.date, horizon_days: int
+) -> PortfolioStanding:
+    """Where the organization's vendors stand on `today`: each one's current result, the open
+    findings, the decisions on those results, and the deadlines (`deadlines_for`)."""
+    vendors = list(vendors_for(organization=organization).order_by("name", "pk"))
+    current: dict[int, Assessment] = {}
+    scored = list_rows(assessments_for(organization=organization)).filter(latest_run__isnull=False)
+    for assessment in scored.order_by("vendor_id", "-created_at", "-pk"):
+        current.setdefault(assessment.vendor_id, assessment)
+    names = {vendor.pk: vendor.name for vendor in vendors}
+    runs = {assessment.latest_run_id: assessment for assessment in current.values()}
+    findings = (
+        Finding.objects.filter(run_id__in=list(runs))
+        .order_by("run_id", "position")
+        .values_list("run_id", "rule_id", "severity")
+    )
+    open_findings = sorted(
+        (
+            OpenFinding(
+                vendor_id=runs[run_id].vendor_id,
+                vendor=names.get(runs[run_id].vendor_id, ""),
+                assessment_id=runs[run_id].pk,
+                rule_id=rule_id,
+                severity=severity,
+            )
+            for run_id, rule_id, severity in findings
+        ),
+        key=lambda f: (f.vendor.casefold(), f.vendor_id),
+    )
+    sign_offs: dict[int, Review] = {}
+    reviews = Review.objects.filter(run_id__in=list(runs)).select_related(
+        "reviewer", "assessment__vendor"
+    )
+    for review in reviews.order_by("-created_at", "-pk"):
+        sign_offs.setdefault(review.assessment_id, review)
+    return PortfolioStanding(
+        today=today,
+        vendors=[VendorStanding(vendor, current.get(vendor.pk)) for vendor in vendors],
+        open_findings=open_findings,
+        sign_offs=sorted(sign_offs.values(), key=lambda r: (r.created_at, r.pk), reverse=True),
+        risk_decisions=list(
+            RiskDecision.objects.filter(assessment__in=list(current.values()))
+            .select_related("assessment__vendor")
+            .order_by("expires_on", "pk")
+        ),
+        deadlines=deadlines_for(
+            organization=organization,
+            today=today,
+            horizon=today + dt.timedelta(days=horizon_days),
+        ),
+    )

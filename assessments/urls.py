@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import compare, dashboard, detail, editing, evidence, findings, review, threads
+from .views import clients, compare, dashboard, detail, editing, evidence, findings, review, threads
 
 app_name = "assessments"
 
@@ -11,6 +11,13 @@ urlpatterns = [
     path("vendors/", dashboard.vendor_list, name="vendor_list"),
     path("vendors/new/", dashboard.vendor_create, name="vendor_create"),
     path("vendors/<id:vendor_id>/", dashboard.vendor_edit, name="vendor_edit"),
+    path("orgs/<slug:organization_slug>/clients/", clients.clients, name="clients"),
+    path("orgs/<slug:organization_slug>/copy/", clients.client_copy_view, name="client_copy"),
+    path(
+        "orgs/<slug:organization_slug>/consultancy/end/",
+        clients.client_engagement_end_view,
+        name="client_engagement_end",
+    ),
     path("assessments/new/", editing.assessment_create, name="create"),
     path("assessments/compare/", compare.compare, name="compare"),
     path("assessments/<id:assessment_id>/", detail.assessment_detail, name="detail"),

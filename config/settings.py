@@ -558,6 +558,7 @@ SPECTACULAR_SETTINGS = {
         "ProbeRunStatusEnum": "probes.models.ProbeRunStatus",
         "ChannelEnum": "assessments.models.Channel",
         "RescoreBatchStatusEnum": "portfolio.models.BatchStatus",
+        "PortfolioReportKindEnum": "reports.models.PortfolioKind",
     },
 }
 

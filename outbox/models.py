@@ -53,6 +53,10 @@ class OutboundEmail(models.Model):
     language = models.CharField(max_length=10, default="en")
     subject = models.CharField(max_length=300)
     body = models.TextField()
+    # The organization's sender name and reply-to address when the email was written (the
+    # envelope and From address stay the operator's DEFAULT_FROM_EMAIL).
+    from_name = models.CharField(max_length=200, blank=True)
+    reply_to = models.EmailField(blank=True)
     # The body holds a secret (a private link's token, a password-reset link): it is emptied
     # once sent (or given up), so the database keeps only the token's hash, as everywhere else.
     body_is_secret = models.BooleanField(default=False)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
+from email.utils import formataddr, parseaddr
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import models, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
@@ -47,6 +49,8 @@ def email_enqueue(
         return None
     # The recipient's language and the organization's clock, like every page AVIA shows them.
     zone = getattr(organization, "time_zone", None) or timezone.get_current_timezone_name()
+    sender = email_sender_of(organization)
+    context = {**context, "email_signature": sender}
     with translation.override(language), timezone.override(zone):
         subject = " ".join(render_to_string(f"emails/{template}_subject.txt", context).split())
         body = render_to_string(f"emails/{template}.txt", context)
@@ -60,12 +64,50 @@ def email_enqueue(
         language=language,
         subject=subject[:300],
         body=body,
+        from_name=sender.name[:200],
+        reply_to=sender.reply_to,
         body_is_secret=secret,
     )
     if email is None:
         return None
     transaction.on_commit(lambda: email_deliver(email_id=email.pk))
     return email
+
+
+@dataclass(frozen=True)
+class EmailSender:
+    """Whose an email is: the organization's sender name and reply-to address, and the
+    consultancy that prepared it (its signature says "prepared by …")."""
+
+    name: str = ""
+    reply_to: str = ""
+    prepared_by: str = ""
+
+
+def email_sender_of(organization: Any) -> EmailSender:
+    """The sender of an organization's emails (an `accounts.Organization`, read by its
+    attributes: this app imports nothing of the project); AVIA's own for mail of none."""
+    if organization is None:
+        return EmailSender()
+    consultancy = organization.prepared_by()
+    return EmailSender(
+        name=organization.email_sender,
+        reply_to=organization.email_reply_to,
+        prepared_by=consultancy.display_name if consultancy is not None else "",
+    )
+
+
+def from_address(name: str) -> str:
+    """DEFAULT_FROM_EMAIL's address under `name` (the operator's domain sends every email;
+    only the name shown is the organization's)."""
+    default_name, address = parseaddr(settings.DEFAULT_FROM_EMAIL)
+    return formataddr((name or default_name, address)) if address else settings.DEFAULT_FROM_EMAIL
+
+
+def send_mail(
+    subject: str, body: str, from_email: str, to: list[str], *, reply_to: list[str] | None
+) -> None:
+    EmailMessage(subject, body, from_email, to, reply_to=reply_to).send(fail_silently=False)
 
 
 def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | None:
@@ -84,9 +126,9 @@ def email_deliver(*, email_id: int, now: dt.datetime | None = None) -> str | Non
         send_mail(
             email.subject,
             email.body,
-            settings.DEFAULT_FROM_EMAIL,
+            from_address(email.from_name),
             [email.to_address],
-            fail_silently=False,
+            reply_to=[email.reply_to] if email.reply_to else None,
         )
     except Exception as exc:  # SMTP refusals, unreachable servers, timeouts: retried alike
         gave_up = attempts >= settings.OUTBOX_MAX_ATTEMPTS

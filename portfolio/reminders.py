@@ -34,8 +34,8 @@ from assessments.models import (
     Thread,
     ThreadStatus,
     ThreadTurn,
-    overdue,
 )
+from assessments.selectors import AWAITING_VENDOR, deadlines_for
 from assessments.services.notices import notify_risk_acceptance_expiring
 from assessments.services.reassessment import renewal_start
 from assessments.services.vendor_mail import due_date_remind, thread_question_notify
@@ -51,8 +51,6 @@ from webhooks.services import webhooks_emit
 
 logger = logging.getLogger(__name__)
 
-# Statuses in which the vendor owes answers (a link was sent).
-AWAITING_VENDOR = (AssessmentStatus.SENT, AssessmentStatus.CHANGES_REQUESTED)
 # An acceptance that expired longer ago than this is history, not news: no email for it.
 EXPIRED_NEWS_DAYS = 7
 SWEEP_LIMIT = 1000
@@ -279,38 +277,21 @@ class Digest:
 
 def digest_for(*, organization: Organization, today: dt.date) -> Digest:
     horizon = today + dt.timedelta(days=settings.DIGEST_HORIZON_DAYS)
-    assessments = Assessment.objects.filter(organization=organization).select_related("vendor")
-    awaiting = assessments.filter(status__in=AWAITING_VENDOR, due_date__isnull=False)
-    late = assessments.filter(overdue(today))
+    deadlines = deadlines_for(organization=organization, today=today, horizon=horizon)
     return Digest(
-        # Answers and next assessments alike, by the date they have been late since.
-        overdue=sorted(late, key=lambda a: (a.overdue_since, a.pk)),
-        due_soon=list(
-            awaiting.filter(due_date__gte=today, due_date__lte=horizon).order_by("due_date", "pk")
-        ),
-        reassessments_due=list(
-            assessments.filter(
-                status__in=RENEWABLE_STATUSES,
-                reassess_by__gte=today,
-                reassess_by__lte=horizon,
-                renewals__isnull=True,
-            ).order_by("reassess_by", "pk")
-        ),
+        overdue=deadlines.overdue,
+        due_soon=deadlines.due_soon,
+        reassessments_due=deadlines.reassessments_due,
         renewals_to_send=list(
-            assessments.filter(status=AssessmentStatus.DRAFT, renewal_of__isnull=False).order_by(
-                "due_date", "pk"
+            Assessment.objects.filter(
+                organization=organization,
+                status=AssessmentStatus.DRAFT,
+                renewal_of__isnull=False,
             )
+            .select_related("vendor")
+            .order_by("due_date", "pk")
         ),
-        acceptances_expiring=list(
-            RiskDecision.objects.filter(
-                assessment__organization=organization,
-                kind=RiskDecisionKind.ACCEPTANCE,
-                expires_on__gte=today,
-                expires_on__lte=horizon,
-            )
-            .select_related("assessment__vendor")
-            .order_by("expires_on", "pk")
-        ),
+        acceptances_expiring=deadlines.acceptances_expiring,
     )
 
 

@@ -4,7 +4,11 @@ and their impact. Every function takes the organization (or a batch already foun
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.paginator import Page
 from django.db.models import Case, Count, Q, QuerySet, When
@@ -12,12 +16,16 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
-from assessments.models import Assessment, AssessmentStatus, RiskTier
-from assessments.selectors import assessments_for
+from assessments.models import Answer, Assessment, AssessmentStatus, Finding, RiskTier
+from assessments.selectors import assessments_for, evidence_for
+from assessments.services.scoring_runs import evidence_results
 from core.pagination import CountedPaginator, cached_count
 from questionnaires.spec import version_key
-from scoring.models import Ruleset
-from scoring.selectors import rulesets_visible_to
+from questionnaires.validation import stored_values
+from scoring.evidence import EvidenceParseResult, stored_parse_result
+from scoring.models import Ruleset, RulesetTestCase
+from scoring.results import ScoreResult, rule_changes
+from scoring.selectors import engine_for, rulesets_visible_to
 
 from .models import ItemState, RescoreBatch, RescoreItem
 
@@ -96,15 +104,17 @@ class Result:
 
 @dataclass(frozen=True)
 class Change:
-    """One assessment's impact: before and after the batch, and the findings that changed."""
+    """One assessment's impact: before and after the batch, and the findings that changed. The
+    rule workbench shows a test case the same way (`test_case_id`, its name as `vendor`)."""
 
-    assessment_id: int
+    assessment_id: int | None
     vendor: str
     before: Result
     after: Result
     added: list[str]
     removed: list[str]
     reference: str = ""  # "#12 · label": which of the vendor's assessments
+    test_case_id: int | None = None
 
     @property
     def tier_change(self) -> int:
@@ -199,3 +209,158 @@ def _result(run: object) -> Result:
     if run is None:
         return Result(ruleset="", risk_score=None, risk_tier="")
     return Result(ruleset=run.ruleset.key, risk_score=run.risk_score, risk_tier=run.risk_tier)
+
+
+def rules_fired_in(run_ids: Sequence[int]) -> dict[int, set[str]]:
+    """The rule ids of each run's findings."""
+    rules: dict[int, set[str]] = defaultdict(set)
+    for run_id, rule_id in Finding.objects.filter(run_id__in=run_ids).values_list(
+        "run_id", "rule_id"
+    ):
+        rules[run_id].add(rule_id)
+    return rules
+
+
+# -- the rule workbench ---------------------------------------------------------------------------
+
+# How many of the organization's assessments the workbench scores on one page (a rescore batch
+# scores them all, in the background).
+IMPACT_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class AnswerSet:
+    """Answers to try in the workbench, validated, with the evidence they carry."""
+
+    values: dict[str, Any]
+    evidence: dict[str, list[EvidenceParseResult]]
+
+
+def workbench_assessments(*, organization: Organization, ruleset: Ruleset) -> list[Assessment]:
+    """The organization's assessments whose answers the ruleset scores, to try it on."""
+    return list(
+        assessments_for(organization=organization)
+        .filter(questionnaire__in=ruleset.applies_to.all())
+        .select_related("vendor")
+        .order_by("vendor__name", "number")[:IMPACT_LIMIT]
+    )
+
+
+def assessment_answer_set(
+    *, organization: Organization, ruleset: Ruleset, assessment_id: object
+) -> AnswerSet:
+    """An assessment's current answers and evidence (another organization's is a 404)."""
+    assessment = get_object_or_404(
+        assessments_for(organization=organization)
+        .filter(questionnaire__in=ruleset.applies_to.all())
+        .select_related("questionnaire"),
+        pk=assessment_id,
+    )
+    saved = dict(Answer.objects.filter(assessment=assessment).values_list("question_code", "value"))
+    files = list(evidence_for(assessment=assessment).order_by("uploaded_at", "id"))
+    return AnswerSet(
+        values=stored_values(assessment.questionnaire.spec, saved),
+        evidence=evidence_results(assessment, files),
+    )
+
+
+def test_case_values(case: RulesetTestCase) -> dict[str, Any]:
+    return stored_values(case.ruleset.questionnaire.spec, case.answers)
+
+
+def _result_of(ruleset: Ruleset, result: ScoreResult) -> Result:
+    return Result(ruleset=ruleset.key, risk_score=result.risk_score, risk_tier=result.risk_tier)
+
+
+def _worse_first(changes: list[Change]) -> list[Change]:
+    return sorted(changes, key=lambda c: (-c.tier_change, -c.score_change, c.vendor))
+
+
+def test_case_changes(
+    *, cases: Iterable[RulesetTestCase], ruleset: Ruleset, as_of: dt.date
+) -> list[Change]:
+    """Each test case scored with `ruleset`, against the result its author accepted."""
+    engine = engine_for(ruleset)
+    changes = []
+    for case in cases:
+        result = engine.score(test_case_values(case), as_of=as_of)
+        added, removed = rule_changes(case.findings, result.fired_rule_ids)
+        changes.append(
+            Change(
+                assessment_id=None,
+                test_case_id=case.pk,
+                vendor=case.name,
+                before=Result(case.ruleset.key, case.risk_score, case.risk_tier),
+                after=_result_of(ruleset, result),
+                added=added,
+                removed=removed,
+            )
+        )
+    return changes
+
+
+def assessment_changes(
+    *, organization: Organization, ruleset: Ruleset, as_of: dt.date
+) -> tuple[list[Change], int]:
+    """How rescoring with `ruleset` would change the organization's assessments a rescore batch
+    would take (`rescore_candidates`): each one's latest run — its answers and evidence as
+    scored — scored again, worse first; at most `IMPACT_LIMIT` of them, and how many there are."""
+    candidates = rescore_candidates(organization=organization, ruleset=ruleset)
+    total = candidates.count()
+    rows = list(
+        candidates.select_related("vendor", "questionnaire", "latest_run__ruleset")[:IMPACT_LIMIT]
+    )
+    before = rules_fired_in([a.latest_run_id for a in rows if a.latest_run_id])
+    engine = engine_for(ruleset)
+    changes = []
+    for assessment in rows:
+        run = assessment.latest_run
+        values = stored_values(assessment.questionnaire.spec, run.answers_snapshot or {})
+        result = engine.score(values, as_of=as_of, evidence=_snapshot_evidence(run))
+        added, removed = rule_changes(before[run.pk], result.fired_rule_ids)
+        changes.append(
+            Change(
+                assessment_id=assessment.pk,
+                vendor=assessment.vendor.name,
+                reference=assessment.reference,
+                before=_result(run),
+                after=_result_of(ruleset, result),
+                added=added,
+                removed=removed,
+            )
+        )
+    return _worse_first(changes), total
+
+
+def _snapshot_evidence(run: Any) -> dict[str, list[EvidenceParseResult]]:
+    """The evidence a run scored, as it recorded the files' parse results."""
+    evidence: dict[str, list[EvidenceParseResult]] = {}
+    for code, entry in (run.evidence_snapshot or {}).items():
+        for data in entry.get("files", []) if isinstance(entry, dict) else []:
+            try:
+                evidence.setdefault(code, []).append(stored_parse_result(data))
+            except ValueError:
+                continue
+    return evidence
+
+
+def other_versions(*, organization: Organization, ruleset: Ruleset) -> list[Ruleset]:
+    """The other versions of the ruleset the organization may open, newest first: what the
+    workbench compares with."""
+    others = rulesets_visible_to(organization=organization).filter(slug=ruleset.slug)
+    return sorted(
+        (r for r in others if r.pk != ruleset.pk),
+        key=lambda r: version_key(r.version),
+        reverse=True,
+    )
+
+
+def previous_version(*, organization: Organization, ruleset: Ruleset) -> Ruleset | None:
+    """The newest version older than `ruleset`, if any."""
+    mine = version_key(ruleset.version)
+    older = [
+        r
+        for r in other_versions(organization=organization, ruleset=ruleset)
+        if version_key(r.version) < mine
+    ]
+    return older[0] if older else None

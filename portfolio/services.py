@@ -32,7 +32,7 @@ from accounts.roles import Capability
 from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.bulk import update_fields
-from assessments.models import Assessment, Finding, RunStatus, ScoringRun
+from assessments.models import Assessment, RunStatus, ScoringRun
 from assessments.services.scoring_runs import (
     scoring_run_fail,
     scoring_runs_claim,
@@ -46,12 +46,13 @@ from core.tasks import TRANSIENT_ERRORS
 from outbox.links import site_url
 from scoring.models import Ruleset
 from scoring.registry import split_key
+from scoring.results import rule_changes
 from scoring.selectors import ruleset_visible
 from webhooks.events import WebhookEvent
 from webhooks.services import webhook_emit
 
 from .models import BatchStatus, ItemState, RescoreBatch, RescoreItem
-from .selectors import RESCORABLE_STATUSES, rescore_candidates
+from .selectors import RESCORABLE_STATUSES, rescore_candidates, rules_fired_in
 
 logger = logging.getLogger(__name__)
 
@@ -325,22 +326,13 @@ def _items_score(items: Sequence[RescoreItem]) -> int:
         open_items = _locked_unfinished([item.pk for item in items])
         if not open_items:
             return 0
-        before = _rules_of([item.before_run_id for item in open_items if item.before_run_id])
+        before = rules_fired_in([item.before_run_id for item in open_items if item.before_run_id])
         runs = scoring_runs_execute(run_ids=[item.run_id for item in open_items], claimed=True)
         return _items_finish(open_items, runs, before)
 
 
 def _locked_unfinished(item_ids: Sequence[int]) -> list[RescoreItem]:
     return _unfinished(item_ids, rows=RescoreItem.objects.select_for_update(of=("self",)))
-
-
-def _rules_of(run_ids: Sequence[int]) -> dict[int, set[str]]:
-    rules: dict[int, set[str]] = defaultdict(set)
-    for run_id, rule_id in Finding.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "rule_id"
-    ):
-        rules[run_id].add(rule_id)
-    return rules
 
 
 def _item_score_alone(item: RescoreItem) -> int:
@@ -354,7 +346,7 @@ def _item_score_alone(item: RescoreItem) -> int:
         scoring_run_fail(run_id=item.run_id, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
         open_items = _locked_unfinished([item.pk])
-        before = _rules_of([item.before_run_id] if item.before_run_id else [])
+        before = rules_fired_in([item.before_run_id] if item.before_run_id else [])
         return _items_finish(open_items, ScoringRun.objects.in_bulk([item.run_id]), before)
 
 
@@ -365,15 +357,14 @@ def _items_finish(
 ) -> int:
     """End the items (locked, unfinished) whose run finished: done with the findings added and
     removed since `before` (the rules of each item's old run), or failed with the run's error."""
-    after = _rules_of([run.pk for run in runs.values() if run.status == RunStatus.SUCCEEDED])
+    after = rules_fired_in([run.pk for run in runs.values() if run.status == RunStatus.SUCCEEDED])
     now = timezone.now()
     ended = []
     for item in open_items:
         run = runs.get(item.run_id)
         if run is not None and run.status == RunStatus.SUCCEEDED:
-            new, old = after[run.pk], before[item.before_run_id]
             item.state, item.error = ItemState.DONE, ""
-            item.added, item.removed = sorted(new - old), sorted(old - new)
+            item.added, item.removed = rule_changes(before[item.before_run_id], after[run.pk])
         elif run is None or run.status == RunStatus.FAILED:
             item.state = ItemState.FAILED
             item.error = (run.error if run else "") or _("Scoring did not finish.")

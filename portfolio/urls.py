@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import catalogue_views, views
+from . import catalogue_views, views, workbench
 
 app_name = "portfolio"
 
@@ -15,6 +15,22 @@ urlpatterns = [
     path("reassessment-policy/", views.policy, name="policy"),
     path("assessments/<id:assessment_id>/reassess/", views.reassess, name="reassess"),
     path("outbox/", views.outbox, name="outbox"),
+    path("rulesets/<id:ruleset_id>/workbench/", workbench.workbench, name="workbench"),
+    path(
+        "rulesets/<id:ruleset_id>/workbench/impact/",
+        workbench.workbench_impact,
+        name="workbench_impact",
+    ),
+    path(
+        "rulesets/<id:ruleset_id>/workbench/cases/",
+        workbench.workbench_case_save,
+        name="workbench_case_save",
+    ),
+    path(
+        "rulesets/<id:ruleset_id>/workbench/cases/<id:case_id>/delete/",
+        workbench.workbench_case_delete,
+        name="workbench_case_delete",
+    ),
     path("catalogues/", catalogue_views.catalogues, name="catalogues"),
     path("catalogues/<id:ruleset_id>/", catalogue_views.catalogue, name="catalogue"),
     path(

@@ -50,7 +50,8 @@ class QuestionnaireList(OrganizationAPIView):
     @extend_schema(
         tags=["questionnaires"],
         summary="Published questionnaires",
-        description="Every published questionnaire version with its sections, questions, "
+        description="Every published questionnaire version the organization can use (the "
+        "shipped catalogue, its own, and those shared with it), with its sections, questions, "
         "options and show_if conditions.",
         responses={200: QuestionnaireSerializer(many=True), **error_responses(401, 403)},
     )

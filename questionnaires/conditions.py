@@ -159,7 +159,7 @@ def type_check(
     values — including `null` for the variables that may be null — finds such mistakes when the
     catalogue is loaded instead of when a vendor's answers are scored. Returns the names read.
     """
-    names = [name for name in program.variables() if name not in _bound_names(expression)]
+    names = read_names(program, expression)
     unknown = [name for name in names if name not in variables]
     if unknown:
         raise CatalogError(
@@ -180,6 +180,11 @@ def type_check(
         if not gives(result):
             raise CatalogError(f"{where}: {expression!r} must give {gives_what}")
     return names
+
+
+def read_names(program: cel.Program, expression: str) -> list[str]:
+    """The variables a compiled expression reads (not the names its macros bind)."""
+    return [name for name in program.variables() if name not in _bound_names(expression)]
 
 
 def _covering(choices: list[list[Any]]) -> Iterator[tuple[Any, ...]]:

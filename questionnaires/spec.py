@@ -73,6 +73,9 @@ class Question:
     show_if: str | None = None
     parser: str | None = None  # file questions only: one of FILE_PARSERS
     produced_by: str = "respondent"  # file questions only: one of PRODUCERS
+    # Framework reference ids the question cites (`references:`, as a rule's); the ids are
+    # checked where the frameworks are known (an organization's upload), not by this parser.
+    references: tuple[str, ...] = ()
 
     @property
     def produced_by_avia(self) -> bool:
@@ -337,6 +340,11 @@ def _parse_question(
         raise CatalogError(f"{where}: 'parser' must be one of {', '.join(FILE_PARSERS)}")
     if produced_by not in PRODUCERS:
         raise CatalogError(f"{where}: 'produced_by' must be one of {', '.join(PRODUCERS)}")
+    references = raw.get("references") or []
+    if not isinstance(references, list) or not all(
+        isinstance(ref, str) and ref for ref in references
+    ):
+        raise CatalogError(f"{where}: 'references' must list framework reference ids")
     return Question(
         code=code,
         section=section,
@@ -353,6 +361,7 @@ def _parse_question(
         show_if=show_if.strip() if isinstance(show_if, str) else None,
         parser=parser,
         produced_by=produced_by,
+        references=tuple(references),
     )
 
 

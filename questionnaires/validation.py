@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -359,7 +360,10 @@ def _question_index(questionnaire: QuestionnaireSpec) -> list[tuple[str, str, Qu
     return _question_index_cache[key]
 
 
-_visibility_cache: dict[str, Visibility] = {}
+# Compiled per questionnaire content; organizations upload questionnaires, so the least
+# recently used are dropped beyond a few dozen (a process keeps a few in use at a time).
+_visibility_cache: OrderedDict[str, Visibility] = OrderedDict()
+_VISIBILITY_KEPT = 64
 
 
 def visibility_for(
@@ -368,8 +372,12 @@ def visibility_for(
     """The questionnaire's compiled `show_if` conditions, once per content (`check_limit`: how
     many sample combinations each is type-checked with when first compiled)."""
     key = questionnaire.content_hash
-    if key not in _visibility_cache:
+    if key in _visibility_cache:
+        _visibility_cache.move_to_end(key)
+    else:
         _visibility_cache[key] = Visibility(questionnaire, check_limit=check_limit)
+        while len(_visibility_cache) > _VISIBILITY_KEPT:
+            _visibility_cache.popitem(last=False)
     return _visibility_cache[key]
 
 

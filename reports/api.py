@@ -31,7 +31,8 @@ from core.api.base import (
 from core.ids import MAX_ID
 
 from . import selectors, services
-from .models import Report, ReportLanguage
+from .models import GeneratedDocument, PortfolioKind, PortfolioReport, Report, ReportLanguage
+from .responses import pdf_response
 
 
 class ReportRequestInputSerializer(InputSerializer):
@@ -47,12 +48,38 @@ class ReportRequestInputSerializer(InputSerializer):
     )
 
 
-class ReportSerializer(serializers.ModelSerializer):
+STATUS_DESCRIPTION = "`status` is queued, rendering, ready or failed (`error` says why)."
+DOWNLOAD_DESCRIPTION = "The stored PDF (`Content-Disposition: attachment`); 409 until ready."
+DOWNLOAD_RESPONSES: dict[Any, Any] = {
+    (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
+    **error_responses(401, 403, 404, 409),
+}
+
+
+class GeneratedDocumentSerializer(serializers.ModelSerializer):
+    """What every report's representation has: its SHA-256 and download address once ready."""
+
+    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
+    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
+    # The download endpoint's name, and its argument's.
+    download_route: ClassVar[tuple[str, str]] = ("api:report-download", "report_id")
+
+    def get_sha256(self, report: GeneratedDocument) -> str | None:
+        return report.sha256 or None
+
+    def get_download(self, report: GeneratedDocument) -> str | None:
+        if not report.is_ready:
+            return None
+        name, argument = self.download_route
+        path = reverse(name, kwargs={argument: report.pk})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class ReportSerializer(GeneratedDocumentSerializer):
     assessment = serializers.IntegerField(source="assessment_id")
     run = serializers.IntegerField(source="run_id")
     ruleset = serializers.CharField(source="run.ruleset.key", help_text="slug@version")
-    sha256 = serializers.SerializerMethodField(help_text="SHA-256 of the PDF, once ready.")
-    download = serializers.SerializerMethodField(help_text="Address of the PDF, once ready.")
 
     class Meta:
         model = Report
@@ -73,16 +100,6 @@ class ReportSerializer(serializers.ModelSerializer):
             "download",
         ]
         read_only_fields = fields
-
-    def get_sha256(self, report: Report) -> str | None:
-        return report.sha256 or None
-
-    def get_download(self, report: Report) -> str | None:
-        if not report.is_ready:
-            return None
-        path = reverse("api:report-download", kwargs={"report_id": report.pk})
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
 
 
 class AssessmentReports(OrganizationAPIView):
@@ -135,7 +152,7 @@ class ReportDetail(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="A report's status",
-        description="`status` is queued, rendering, ready or failed (`error` says why).",
+        description=STATUS_DESCRIPTION,
         responses={200: ReportSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, org: OrgContext, report_id: int) -> Response:
@@ -152,17 +169,125 @@ class ReportDownload(OrganizationAPIView):
     @extend_schema(
         tags=["reports"],
         summary="Download a report",
-        description="The stored PDF (`Content-Disposition: attachment`); 409 until ready.",
-        responses={
-            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
-            **error_responses(401, 403, 404, 409),
-        },
+        description=DOWNLOAD_DESCRIPTION,
+        responses=DOWNLOAD_RESPONSES,
     )
     def get(self, request: Request, org: OrgContext, report_id: int) -> HttpResponse:
         report = selectors.report_get(organization=org.organization, report_id=report_id)
-        data = services.report_file(report=report)
-        response = HttpResponse(data, content_type="application/pdf")
-        response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        response["Cache-Control"] = "private, no-store"
-        return response
+        return pdf_response(report)
+
+
+# -- portfolio reports ---------------------------------------------------------------------
+
+
+class PortfolioReportRequestInputSerializer(InputSerializer):
+    language = serializers.ChoiceField(
+        choices=ReportLanguage.choices, help_text="`en` or `zh-hant`."
+    )
+    kind = serializers.ChoiceField(
+        choices=PortfolioKind.choices,
+        required=False,
+        default=PortfolioKind.ORGANIZATION,
+        help_text="`organization` (default): the organization's vendors; `consultancy`: a "
+        "consultancy's overview across its active clients (figures only).",
+    )
+
+
+class PortfolioReportSerializer(GeneratedDocumentSerializer):
+    previous = serializers.SerializerMethodField(
+        help_text="Number of the portfolio report the changes are counted from, if any."
+    )
+    download_route = ("api:portfolio-report-download", "portfolio_report_id")
+
+    class Meta:
+        model = PortfolioReport
+        fields = [
+            "id",
+            "number",
+            "kind",
+            "status",
+            "language",
+            "previous",
+            "sha256",
+            "size",
+            "pages",
+            "error",
+            "created_at",
+            "rendered_at",
+            "download",
+        ]
+        read_only_fields = fields
+
+    def get_previous(self, report: PortfolioReport) -> str | None:
+        return report.previous.number if report.previous is not None else None
+
+
+class PortfolioReports(OrganizationAPIView):
+    """Request a portfolio report of the organization."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"POST": Capability.VIEW}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Generate a portfolio report",
+        description="Queues the rendering (202) of a PDF across the organization's vendors — "
+        "tiers, open findings by severity, decisions and their expiries, overdue and due-soon "
+        "items, changes since the previous one — or, for a consultancy, its overview across "
+        "its clients (403 in an organization that is no consultancy). Follow it at "
+        "`GET portfolio-reports/{id}/`. Every member.",
+        request=PortfolioReportRequestInputSerializer,
+        responses={
+            202: PortfolioReportSerializer,
+            **error_responses(400, 401, 403),
+        },
+    )
+    def post(self, request: Request, org: OrgContext) -> Response:
+        serializer = PortfolioReportRequestInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        report = services.portfolio_report_request(
+            member=org,
+            language=serializer.validated_data["language"],
+            kind=serializer.validated_data["kind"],
+            channel=Channel.API,
+        )
+        return Response(
+            PortfolioReportSerializer(report, context={"request": request}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class PortfolioReportDetail(OrganizationAPIView):
+    """One portfolio report: its status, and its SHA-256 and download address once ready."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+
+    @extend_schema(
+        tags=["reports"],
+        summary="A portfolio report's status",
+        description=STATUS_DESCRIPTION,
+        responses={200: PortfolioReportSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> Response:
+        report = selectors.portfolio_report_get(
+            organization=org.organization, report_id=portfolio_report_id
+        )
+        return Response(PortfolioReportSerializer(report, context={"request": request}).data)
+
+
+class PortfolioReportDownload(OrganizationAPIView):
+    """The PDF of a ready portfolio report, byte for byte as generated."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        tags=["reports"],
+        summary="Download a portfolio report",
+        description=DOWNLOAD_DESCRIPTION,
+        responses=DOWNLOAD_RESPONSES,
+    )
+    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> HttpResponse:
+        report = selectors.portfolio_report_get(
+            organization=org.organization, report_id=portfolio_report_id
+        )
+        return pdf_response(report)

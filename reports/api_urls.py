@@ -19,4 +19,15 @@ urlpatterns = [
         api.ReportDownload.as_view(),
         name="report-download",
     ),
+    path("portfolio-reports/", api.PortfolioReports.as_view(), name="portfolio-reports"),
+    path(
+        "portfolio-reports/<id:portfolio_report_id>/",
+        api.PortfolioReportDetail.as_view(),
+        name="portfolio-report-detail",
+    ),
+    path(
+        "portfolio-reports/<id:portfolio_report_id>/download/",
+        api.PortfolioReportDownload.as_view(),
+        name="portfolio-report-download",
+    ),
 ]

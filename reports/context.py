@@ -10,7 +10,6 @@ PDF bytes without touching the database.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import re
 from collections import defaultdict
@@ -53,10 +52,18 @@ _BRAND_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 @dataclass(frozen=True)
 class Branding:
-    display_name: str  # the consultancy's or organization's name, shown with the logo
+    display_name: str  # the organization's name as its reports show it, with its logo
     client_name: str  # the organization the assessment belongs to
     logo_data_uri: str | None  # inlined: the renderer fetches nothing
     colour: str  # "#RRGGBB", validated again here because it is written into CSS
+    # The consultancy whose client the organization is, which prepared the report (its name
+    # and logo beside the client's; "Prepared by" names the organization itself without one).
+    consultancy_name: str | None = None
+    consultancy_logo_data_uri: str | None = None
+
+    @property
+    def prepared_by(self) -> str:
+        return self.consultancy_name or self.display_name
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,11 @@ class ReportContext:
     html_lang: str
     labels: Mapping[str, str]
     number: str
+    # The cover's title: the shipped isolation assessment's, or an organization's own
+    # questionnaire's title; and what a finding's rationale is called (an incident fact for the
+    # shipped rulesets, a rationale for an organization's own).
+    report_title: str
+    rationale_label: str
     title: str  # PDF metadata
     subject: str  # PDF metadata
     keywords: tuple[str, ...]
@@ -204,16 +216,20 @@ def _report_context(
     counts = {
         severity: sum(1 for f in findings if f.severity == severity) for severity in SEVERITIES
     }
+    shipped = assessment.questionnaire.organization_id is None
+    report_title = labels["report_title"] if shipped else questionnaire.title.get(language)
     return ReportContext(
         language=language,
         html_lang=HTML_LANG[language],
         labels=labels,
         number=number,
-        title=f"{number} · {vendor} {assessment.reference} · {labels['report_title']}",
+        report_title=report_title,
+        rationale_label=labels["incident_fact"] if shipped else labels["rationale"],
+        title=f"{number} · {vendor} {assessment.reference} · {report_title}",
         subject=" · ".join(
             f"{label}{labels['colon']}{value}"
             for label, value in (
-                (labels["report_title"], vendor),
+                (report_title, vendor),
                 (labels["client"], organization.name),
                 (labels["risk_tier"], tier_label),
                 (labels["ruleset"], ruleset.key),
@@ -327,15 +343,14 @@ def brand_colour(value: str) -> str:
 
 
 def _branding(organization: Organization) -> Branding:
-    logo = None
-    if organization.has_logo and organization.logo:
-        encoded = base64.b64encode(bytes(organization.logo)).decode("ascii")
-        logo = f"data:{organization.logo_content_type};base64,{encoded}"
+    consultancy = organization.prepared_by()
     return Branding(
         display_name=organization.display_name,
         client_name=organization.name,
-        logo_data_uri=logo,
+        logo_data_uri=organization.logo_data_uri,
         colour=brand_colour(organization.brand_colour),
+        consultancy_name=consultancy.display_name if consultancy else None,
+        consultancy_logo_data_uri=consultancy.logo_data_uri if consultancy else None,
     )
 
 

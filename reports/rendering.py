@@ -21,8 +21,11 @@ from weasyprint import HTML
 from weasyprint.urls import URLFetcher, URLFetcherResponse, path2url
 
 from .context import ReportContext
+from .portfolio_context import OverviewContext, PortfolioReportContext
 
 TEMPLATE = "reports/report.html"
+PORTFOLIO_TEMPLATE = "reports/portfolio_report.html"
+OVERVIEW_TEMPLATE = "reports/consultancy_overview.html"
 
 
 def static_reports_dir() -> Path:
@@ -86,7 +89,7 @@ class RenderedReport:
     pages: int
 
 
-def report_html(context: ReportContext) -> str:
+def report_html(context: ReportContext | PortfolioReportContext, template: str = TEMPLATE) -> str:
     """The final HTML of the report (what WeasyPrint lays out)."""
     labels = context.labels
     page_css = {
@@ -95,7 +98,7 @@ def report_html(context: ReportContext) -> str:
         "page_after": css_string(labels["page_x_of_y_after"]),
     }
     with translation.override(context.language):
-        return render_to_string(TEMPLATE, {"report": context, "L": labels, "page_css": page_css})
+        return render_to_string(template, {"report": context, "L": labels, "page_css": page_css})
 
 
 # Tagged PDF/UA-1 (WeasyPrint 70: the "pdf/ua-1" variant writes the structure tree — headings,
@@ -116,3 +119,10 @@ def html_to_pdf(html: str, *, fetcher: ReportAssetFetcher | None = None) -> Rend
 def render_report(context: ReportContext) -> RenderedReport:
     """The PDF of a report: a pure function of its context."""
     return html_to_pdf(report_html(context))
+
+
+def render_portfolio_report(context: PortfolioReportContext | OverviewContext) -> RenderedReport:
+    """The PDF of a portfolio report, or of a consultancy's overview across its clients: the
+    same page, fetcher and PDF/UA options."""
+    template = OVERVIEW_TEMPLATE if isinstance(context, OverviewContext) else PORTFOLIO_TEMPLATE
+    return html_to_pdf(report_html(context, template))

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from accounts.models import Organization
 from assessments.models import Assessment, Review
 
-from .models import Report
+from .models import PortfolioKind, PortfolioReport, Report
 
 
 def reports_for(
@@ -27,6 +27,23 @@ def reports_for(
 
 def report_get(*, organization: Organization, report_id: object) -> Report:
     return get_object_or_404(reports_for(organization=organization), pk=report_id)
+
+
+def portfolio_reports_for(
+    *, organization: Organization, kind: str = PortfolioKind.ORGANIZATION
+) -> QuerySet[PortfolioReport]:
+    return PortfolioReport.objects.filter(organization=organization, kind=kind).select_related(
+        "requested_by", "previous"
+    )
+
+
+def portfolio_report_get(*, organization: Organization, report_id: object) -> PortfolioReport:
+    return get_object_or_404(
+        PortfolioReport.objects.filter(organization=organization).select_related(
+            "requested_by", "previous"
+        ),
+        pk=report_id,
+    )
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ gets a new number.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -26,7 +29,8 @@ from accounts.tenancy import OrgContext
 from assessments.audit import audit_record
 from assessments.models import Assessment, Channel, RunStatus, ScoringRun
 from assessments.services.webhook_events import assessment_event
-from core.errors import ConflictError, ServiceError, StorageUnavailableError
+from core.db import create_once
+from core.errors import ConflictError, ForbiddenError, ServiceError, StorageUnavailableError
 from core.queueing import publish_on_commit
 from core.storage import REMOTE_ERRORS, write_atomically
 from outbox.links import site_url
@@ -34,8 +38,21 @@ from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
 from .context import report_context
-from .models import Report, ReportLanguage, ReportNumberSequence, ReportStatus
-from .rendering import render_report
+from .models import (
+    GeneratedDocument,
+    PortfolioKind,
+    PortfolioReport,
+    Report,
+    ReportLanguage,
+    ReportNumberSequence,
+    ReportStatus,
+)
+from .portfolio_context import (
+    PreviousReport,
+    consultancy_overview_context,
+    portfolio_report_context,
+)
+from .rendering import RenderedReport, render_portfolio_report, render_report
 from .storage import report_storage
 
 logger = logging.getLogger(__name__)
@@ -44,6 +61,7 @@ NUMBER_PREFIX = "AVIA"
 # The Celery task that renders a report (`tasks.py`, which imports these services), queued by
 # its name.
 RENDER_TASK = "reports.tasks.render_report_task"
+PORTFOLIO_RENDER_TASK = "reports.tasks.render_portfolio_report_task"
 # Who may generate a report: whoever prepares assessments or decides on them (owners hold
 # both). Every member may read and download the reports that exist.
 REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
@@ -52,6 +70,8 @@ REPORT_REQUEST_CAPABILITIES = (Capability.EDIT_ASSESSMENT, Capability.REVIEW)
 # the sweeper queues it again; a report that kills its worker every time would cycle for ever.
 # Above the task's own tries (1 + 3 retries on transient errors) and one interrupted delivery.
 MAX_RENDER_ATTEMPTS = 5
+# The documents rendered, stored and verified the same way (`_document_render`).
+Document = TypeVar("Document", Report, PortfolioReport)
 # Reports are about 1 MB; anything much larger cannot be one of them.
 VERIFY_MAX_BYTES = 25 * 1024 * 1024
 
@@ -77,15 +97,18 @@ class ReportIntegrityError(ConflictError):
 # -- requesting ----------------------------------------------------------------------------
 
 
-def report_number_allocate(*, year: int) -> str:
-    """The next report number of `year`, e.g. AVIA-2026-000123. Call inside a transaction.
+def report_number_allocate(*, organization: Organization, year: int) -> str:
+    """The organization's next report number of `year`, e.g. AVIA-2026-000123: numbers run per
+    organization, so they tell nothing of another's volume. Call inside a transaction.
 
-    The UPDATE ... SET last = last + 1 locks the year's row until the transaction ends, so
-    concurrent requests queue up and never share a number; `Report.number` is unique too.
+    The UPDATE ... SET last = last + 1 locks the row until the transaction ends, so concurrent
+    requests queue up and never share a number; (organization, number) is unique too.
     """
-    ReportNumberSequence.objects.get_or_create(year=year)
-    ReportNumberSequence.objects.filter(year=year).update(last=F("last") + 1)
-    last = ReportNumberSequence.objects.values_list("last", flat=True).get(year=year)
+    sequence = ReportNumberSequence.objects.filter(organization=organization, year=year)
+    if not sequence.update(last=F("last") + 1):
+        create_once(ReportNumberSequence, organization=organization, year=year)
+        sequence.update(last=F("last") + 1)
+    last = sequence.values_list("last", flat=True).get()
     return f"{NUMBER_PREFIX}-{year}-{last:06d}"
 
 
@@ -121,7 +144,10 @@ def report_request(
         assessment=assessment,
         run=run,
         language=language,
-        number=report_number_allocate(year=timezone.localdate().year),
+        number=report_number_allocate(
+            organization=assessment.organization,
+            year=assessment.organization.local_date().year,
+        ),
         requested_by=actor,
         include_threads=include_threads,
     )
@@ -144,131 +170,288 @@ def report_render(*, report_id: int) -> Report | None:
     """Render a queued report and store it. Returns None when the report no longer exists.
 
     Idempotent: a ready (or finally failed) report is returned unchanged, so a redelivered
-    task does nothing. Rendering takes seconds, so it happens outside any transaction; the
-    result is committed only if no other delivery finished first.
+    task does nothing (`_document_render`)."""
+
+    def render(
+        report: Report, rendered_at: dt.datetime
+    ) -> tuple[RenderedReport, dict[str, object]]:
+        run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
+        context = report_context(
+            run=run,
+            language=report.language,
+            number=report.number,
+            generated_at=rendered_at,
+            include_threads=report.include_threads,
+        )
+        return render_report(context), {}
+
+    def ready(report: Report) -> None:
+        audit_record(
+            organization=report.organization,
+            assessment=report.assessment,
+            action="report.generated",
+            channel=Channel.SYSTEM,
+            detail={"run": report.run_id, **_generated(report)},
+        )
+        webhooks_emit(
+            [
+                assessment_event(
+                    report.assessment,
+                    WebhookEvent.REPORT_READY,
+                    f"report.ready:{report.pk}",
+                    report={
+                        "id": report.pk,
+                        "number": report.number,
+                        "language": report.language,
+                        "sha256": report.sha256,
+                        "pages": report.pages,
+                        "url": site_url("reports:download", report.pk),
+                    },
+                )
+            ]
+        )
+
+    return _document_render(
+        Report,
+        report_id,
+        render,
+        ready,
+        lambda error: report_fail(report_id=report_id, error=error),
+    )
+
+
+def _generated(document: GeneratedDocument) -> dict[str, object]:
+    """What the audit trail records of a generated document's file."""
+    return {
+        "report": document.number,
+        "language": document.language,
+        "sha256": document.sha256,
+        "pages": document.pages,
+        "size": document.size,
+    }
+
+
+def _document_render(
+    model: type[Document],
+    document_id: int,
+    render: Callable[[Document, dt.datetime], tuple[RenderedReport, dict[str, object]]],
+    ready: Callable[[Document], None],
+    fail: Callable[[str], None],
+) -> Document | None:
+    """Render a queued document with `render` (its PDF, and fields to save with it), store the
+    file, record its SHA-256 and call `ready` in the transaction that marks it ready.
+
+    Idempotent: a ready (or finally failed) document is returned unchanged. Rendering takes
+    seconds, so it happens outside any transaction; the result is committed only if no other
+    delivery finished first.
     """
     with transaction.atomic():
-        report = Report.objects.select_for_update().filter(pk=report_id).first()
-        if report is None or report.status in (ReportStatus.READY, ReportStatus.FAILED):
-            return report
-        exhausted = report.attempts >= MAX_RENDER_ATTEMPTS
+        document = model.objects.select_for_update().filter(pk=document_id).first()
+        if document is None or document.status in (ReportStatus.READY, ReportStatus.FAILED):
+            return document
+        exhausted = document.attempts >= MAX_RENDER_ATTEMPTS
         if not exhausted:
-            report.status, report.error = ReportStatus.RENDERING, ""
-            report.attempts += 1
-            report.dispatched_at = timezone.now()
-            report.save(update_fields=["status", "error", "attempts", "dispatched_at"])
+            document.status, document.error = ReportStatus.RENDERING, ""
+            document.attempts += 1
+            document.dispatched_at = timezone.now()
+            document.save(update_fields=["status", "error", "attempts", "dispatched_at"])
     if exhausted:
-        report_fail(
-            report_id=report_id,
-            error=(
-                f"rendering was interrupted {report.attempts} times (the worker stopped before "
-                "it finished: out of memory or the time limit?); request a new report"
-            ),
+        fail(
+            f"rendering was interrupted {document.attempts} times (the worker stopped before "
+            "it finished: out of memory or the time limit?); request a new report"
         )
-        report.refresh_from_db()
-        return report
+        document.refresh_from_db()
+        return document
 
-    run = ScoringRun.objects.select_related("ruleset").get(pk=report.run_id)
     rendered_at = timezone.now()
-    context = report_context(
-        run=run,
-        language=report.language,
-        number=report.number,
-        generated_at=rendered_at,
-        include_threads=report.include_threads,
-    )
-    rendered = render_report(context)
+    rendered, extra = render(document, rendered_at)
+    saved: list[str] = ["status", "sha256", "storage_name", "size", "pages", "rendered_at"]
+    saved += extra.keys()
     digest = hashlib.sha256(rendered.pdf).hexdigest()
 
     storage = report_storage()
     name = write_atomically(
         storage,
-        f"{report.organization_id}/{report.number}-{report.language}-{uuid.uuid4().hex[:8]}.pdf",
+        f"{document.organization_id}/{document.number}-{document.language}-{uuid.uuid4().hex[:8]}.pdf",
         [rendered.pdf],
     ).name
     try:
         with transaction.atomic():
-            report = Report.objects.select_for_update().get(pk=report_id)
-            if report.status != ReportStatus.RENDERING:
+            document = model.objects.select_for_update().get(pk=document_id)
+            if document.status != ReportStatus.RENDERING:
                 # Another delivery finished (or failed) it meanwhile: keep what it did.
                 transaction.on_commit(lambda: storage.delete(name))
-                return report
-            report.status = ReportStatus.READY
-            report.sha256 = digest
-            report.storage_name = name
-            report.size = len(rendered.pdf)
-            report.pages = rendered.pages
-            report.rendered_at = rendered_at
-            report.save(
-                update_fields=[
-                    "status",
-                    "sha256",
-                    "storage_name",
-                    "size",
-                    "pages",
-                    "rendered_at",
-                ]
-            )
-            audit_record(
-                organization=report.organization,
-                assessment=report.assessment,
-                action="report.generated",
-                channel=Channel.SYSTEM,
-                detail={
-                    "report": report.number,
-                    "run": report.run_id,
-                    "language": report.language,
-                    "sha256": digest,
-                    "pages": rendered.pages,
-                    "size": len(rendered.pdf),
-                },
-            )
-            webhooks_emit(
-                [
-                    assessment_event(
-                        report.assessment,
-                        WebhookEvent.REPORT_READY,
-                        f"report.ready:{report.pk}",
-                        report={
-                            "id": report.pk,
-                            "number": report.number,
-                            "language": report.language,
-                            "sha256": digest,
-                            "pages": rendered.pages,
-                            "url": site_url("reports:download", report.pk),
-                        },
-                    )
-                ]
-            )
+                return document
+            document.status = ReportStatus.READY
+            document.sha256 = digest
+            document.storage_name = name
+            document.size = len(rendered.pdf)
+            document.pages = rendered.pages
+            document.rendered_at = rendered_at
+            for field, value in extra.items():
+                setattr(document, field, value)
+            document.save(update_fields=saved)
+            ready(document)
     except BaseException:
         storage.delete(name)
         raise
-    return report
+    return document
 
 
 def report_fail(*, report_id: int, error: str) -> None:
     """Record a report that cannot be rendered, with the reason. A ready report stays ready."""
-    with transaction.atomic():
-        report = Report.objects.select_for_update().filter(pk=report_id).first()
-        if report is None or report.status == ReportStatus.READY:
-            return
-        report.status, report.error = ReportStatus.FAILED, error[:2000]
-        report.save(update_fields=["status", "error"])
-        audit_record(
+    _document_fail(
+        Report,
+        report_id,
+        error,
+        lambda report: audit_record(
             organization=report.organization,
             assessment=report.assessment,
             action="report.failed",
             channel=Channel.SYSTEM,
             detail={"report": report.number, "error": error[:500]},
+        ),
+    )
+
+
+def _document_fail(
+    model: type[Document], document_id: int, error: str, failed: Callable[[Document], object]
+) -> None:
+    with transaction.atomic():
+        document = model.objects.select_for_update().filter(pk=document_id).first()
+        if document is None or document.status == ReportStatus.READY:
+            return
+        document.status, document.error = ReportStatus.FAILED, error[:2000]
+        document.save(update_fields=["status", "error"])
+        failed(document)
+    logger.error("%s %s failed: %s", model._meta.verbose_name, document_id, error)
+
+
+# -- portfolio reports ---------------------------------------------------------------------
+
+
+@transaction.atomic
+def portfolio_report_request(
+    *,
+    member: OrgContext,
+    language: str,
+    channel: str,
+    kind: str = PortfolioKind.ORGANIZATION,
+) -> PortfolioReport:
+    """Queue a portfolio report of the member's organization in `language` (`kind`: or, for a
+    consultancy, its overview across its clients): every member who may read its assessments
+    may ask for one."""
+    member.require(Capability.VIEW)
+    errors: dict[str, list[str]] = {}
+    if language not in ReportLanguage.values:
+        errors["language"] = [_("Choose English (en) or Traditional Chinese (zh-hant).")]
+    if kind not in PortfolioKind.values:
+        errors["kind"] = [_("Unknown kind of portfolio report.")]
+    if errors:
+        raise ServiceError(errors)
+    if kind == PortfolioKind.CONSULTANCY and not member.organization.is_consultancy:
+        # As for opening a client workspace: not something this organization may do (403).
+        raise ForbiddenError({"kind": [_("Only a consultancy has an overview across clients.")]})
+    organization = member.organization
+    report = PortfolioReport.objects.create(
+        organization=organization,
+        kind=kind,
+        language=language,
+        number=report_number_allocate(
+            organization=organization, year=organization.local_date().year
+        ),
+        requested_by=member.user,
+    )
+    audit_record(
+        organization=organization,
+        action="portfolio_report.requested",
+        actor=member.user,
+        channel=channel,
+        detail={"report": report.number, "kind": kind, "language": language},
+    )
+    publish_on_commit(PORTFOLIO_RENDER_TASK, report.pk)
+    return report
+
+
+def portfolio_report_render(*, report_id: int) -> PortfolioReport | None:
+    """Render a queued portfolio report (what its Celery task calls): the organization as it
+    stands now, and what changed since its previous ready portfolio report of the same kind."""
+
+    def render(
+        report: PortfolioReport, rendered_at: dt.datetime
+    ) -> tuple[RenderedReport, dict[str, object]]:
+        organization = Organization.objects.get(pk=report.organization_id)
+        if report.kind == PortfolioKind.CONSULTANCY:
+            # Counted when rendered: a client whose engagement ended since is left out.
+            overview, counted = consultancy_overview_context(
+                consultancy=organization,
+                language=report.language,
+                number=report.number,
+                generated_at=rendered_at,
+            )
+            return render_portfolio_report(overview), {"figures": counted}
+        previous = (
+            PortfolioReport.objects.filter(
+                organization=organization,
+                kind=report.kind,
+                status=ReportStatus.READY,
+                rendered_at__lt=rendered_at,
+            )
+            .exclude(pk=report.pk)
+            .order_by("-rendered_at", "-pk")
+            .first()
         )
-    logger.error("report %s failed: %s", report_id, error)
+        context, figures = portfolio_report_context(
+            organization=organization,
+            language=report.language,
+            number=report.number,
+            generated_at=rendered_at,
+            previous=(
+                PreviousReport(previous.number, previous.rendered_at, previous.figures)
+                if previous is not None and previous.rendered_at is not None
+                else None
+            ),
+        )
+        return render_portfolio_report(context), {"figures": figures, "previous": previous}
+
+    def ready(report: PortfolioReport) -> None:
+        audit_record(
+            organization=report.organization,
+            action="portfolio_report.generated",
+            channel=Channel.SYSTEM,
+            detail={"kind": report.kind, **_generated(report)},
+        )
+
+    return _document_render(
+        PortfolioReport,
+        report_id,
+        render,
+        ready,
+        lambda error: portfolio_report_fail(report_id=report_id, error=error),
+    )
+
+
+def portfolio_report_fail(*, report_id: int, error: str) -> None:
+    """Record a portfolio report that cannot be rendered, with the reason."""
+    _document_fail(
+        PortfolioReport,
+        report_id,
+        error,
+        lambda report: audit_record(
+            organization=report.organization,
+            action="portfolio_report.failed",
+            channel=Channel.SYSTEM,
+            detail={"report": report.number, "error": error[:500]},
+        ),
+    )
 
 
 # -- reading and verifying -----------------------------------------------------------------
 
 
-def report_file(*, report: Report) -> bytes:
-    """The stored PDF of a ready report, checked against its recorded SHA-256."""
+def report_file(*, report: GeneratedDocument) -> bytes:
+    """The stored PDF of a ready report (of either kind), checked against its recorded
+    SHA-256."""
     if not report.is_ready:
         raise ConflictError({"status": [_("The report is not ready.")]})
     try:
@@ -292,10 +475,11 @@ def report_file(*, report: Report) -> bytes:
 class ReportVerification:
     sha256: str
     report: Report | None  # None: not an unaltered AVIA report of this organization
+    portfolio_report: PortfolioReport | None = None  # or one of its portfolio reports
 
     @property
     def matched(self) -> bool:
-        return self.report is not None
+        return self.report is not None or self.portfolio_report is not None
 
 
 # A PDF starts with "%PDF-" within its first 1024 bytes (ISO 32000-1, 7.5.2, as readers accept).
@@ -336,4 +520,11 @@ def report_verify(*, organization: Organization, uploaded_file: UploadedFile) ->
         .select_related("assessment__vendor", "run__ruleset")
         .first()
     )
-    return ReportVerification(sha256=sha256, report=report)
+    portfolio_report = (
+        None
+        if report is not None
+        else PortfolioReport.objects.filter(
+            organization=organization, sha256=sha256, status=ReportStatus.READY
+        ).first()
+    )
+    return ReportVerification(sha256=sha256, report=report, portfolio_report=portfolio_report)

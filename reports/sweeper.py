@@ -25,8 +25,8 @@ from django.utils import timezone
 from assessments.models import RunStatus, ScoringRun
 from assessments.tasks import score_assessment_run
 from core.queueing import publish
-from reports.models import Report, ReportStatus
-from reports.tasks import render_report_task
+from reports.models import PortfolioReport, Report, ReportStatus
+from reports.tasks import render_portfolio_report_task, render_report_task
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ def _kinds() -> tuple[QueuedWork, ...]:
     return (
         QueuedWork("scoring runs", ScoringRun, score_assessment_run, RunStatus.QUEUED, RunStatus.RUNNING),
         QueuedWork("reports", Report, render_report_task, ReportStatus.QUEUED, ReportStatus.RENDERING),
+        QueuedWork("portfolio reports", PortfolioReport, render_portfolio_report_task, ReportStatus.QUEUED, ReportStatus.RENDERING),
     )  # fmt: skip
 
 

@@ -1,5 +1,6 @@
 """Web pages for reports: the reports of an assessment (and the request form), a report's status
-page, its download, and the verification page.
+page, its download, the organization's portfolio reports (the same three), and the
+verification page.
 
 Every view goes through `member_page` and fetches through the selectors, so another
 organization's reports are 404 and a role without the capability gets 403.
@@ -9,9 +10,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -25,7 +26,9 @@ from core.formats import format_datetime
 from core.web import add_errors, add_messages, error_summary
 
 from . import selectors, services
-from .models import ReportLanguage
+from .models import GeneratedDocument, PortfolioKind, ReportLanguage
+from .portfolio_context import consultancy_overview_context
+from .responses import pdf_response
 
 
 def can_request_reports(org: OrgContext) -> bool:
@@ -126,19 +129,120 @@ def report_status(request: HttpRequest, org: OrgContext, report_id: int) -> Http
 def report_download(request: HttpRequest, org: OrgContext, report_id: int) -> HttpResponse:
     """The stored PDF, exactly as generated (checked against its SHA-256 before it is sent)."""
     report = selectors.report_get(organization=org.organization, report_id=report_id)
+    return _pdf_download(request, report, "reports:status", "report_id")
+
+
+def _pdf_download(
+    request: HttpRequest, report: GeneratedDocument, status_page: str, id_name: str
+) -> HttpResponse:
+    """A ready report's PDF (of either kind); back to its status page with the reason if not."""
     if not report.is_ready:
         messages.error(request, _("This report is not ready to download."))
-        return redirect("reports:status", report_id=report.pk)
+        return redirect(status_page, **{id_name: report.pk})
     try:
-        data = services.report_file(report=report)
+        return pdf_response(report)
     except (services.ReportIntegrityError, StorageUnavailableError) as exc:
         add_messages(request, exc)
-        return redirect("reports:status", report_id=report.pk)
-    response = HttpResponse(data, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{report.filename}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, no-store"
-    return response
+        return redirect(status_page, **{id_name: report.pk})
+
+
+class PortfolioReportRequestForm(forms.Form):
+    language = forms.ChoiceField(label=gettext_lazy("Language"), choices=ReportLanguage.choices)
+
+
+def _portfolio_report_requested(
+    request: HttpRequest, org: OrgContext, form: PortfolioReportRequestForm, kind: str
+) -> HttpResponse | None:
+    """Queue the report the valid `form` asks for and go to its status page; None (with the
+    reason in the page's messages) when it is refused."""
+    try:
+        report = services.portfolio_report_request(
+            member=org, language=form.cleaned_data["language"], channel=Channel.WEB, kind=kind
+        )
+    except ServiceError as exc:
+        add_messages(request, exc)
+        return None
+    messages.success(
+        request, _("Portfolio report %(number)s is being generated.") % {"number": report.number}
+    )
+    return redirect("reports:portfolio_report_status", portfolio_report_id=report.pk)
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def portfolio_reports(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    """The organization's portfolio reports; POST requests a new one (every member)."""
+    form = PortfolioReportRequestForm(
+        request.POST if request.method == "POST" else None,
+        initial={"language": request.LANGUAGE_CODE},
+    )
+    if request.method == "POST" and form.is_valid():
+        if requested := _portfolio_report_requested(request, org, form, PortfolioKind.ORGANIZATION):
+            return requested
+    return render(
+        request,
+        "reports/portfolio_reports.html",
+        {
+            "org": org,
+            "form": form,
+            "reports": selectors.portfolio_reports_for(organization=org.organization),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@member_page
+@require_http_methods(["GET", "POST"])
+def client_overview(request: HttpRequest, org: OrgContext) -> HttpResponse:
+    """A consultancy's clients, each one's figures now (counts only); POST asks for the
+    overview as a PDF. Another kind of organization has no such page (404)."""
+    if not org.organization.is_consultancy:
+        raise Http404
+    form = PortfolioReportRequestForm(
+        request.POST if request.method == "POST" else None,
+        initial={"language": request.LANGUAGE_CODE},
+    )
+    if request.method == "POST" and form.is_valid():
+        if requested := _portfolio_report_requested(request, org, form, PortfolioKind.CONSULTANCY):
+            return requested
+    language = request.LANGUAGE_CODE if request.LANGUAGE_CODE in ReportLanguage.values else "en"
+    overview, _figures = consultancy_overview_context(
+        consultancy=org.organization, language=language, number="", generated_at=timezone.now()
+    )
+    return render(
+        request,
+        "reports/client_overview.html",
+        {
+            "org": org,
+            "form": form,
+            "report": overview,
+            "L": overview.labels,
+            "reports": selectors.portfolio_reports_for(
+                organization=org.organization, kind=PortfolioKind.CONSULTANCY
+            ),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@member_page
+def portfolio_report_status(
+    request: HttpRequest, org: OrgContext, portfolio_report_id: int
+) -> HttpResponse:
+    report = selectors.portfolio_report_get(
+        organization=org.organization, report_id=portfolio_report_id
+    )
+    return render(request, "reports/portfolio_status.html", {"org": org, "report": report})
+
+
+@member_page
+def portfolio_report_download(
+    request: HttpRequest, org: OrgContext, portfolio_report_id: int
+) -> HttpResponse:
+    report = selectors.portfolio_report_get(
+        organization=org.organization, report_id=portfolio_report_id
+    )
+    return _pdf_download(request, report, "reports:portfolio_report_status", "portfolio_report_id")
 
 
 @member_page

@@ -72,7 +72,7 @@ _QUESTIONNAIRE_KEYS = {
 _SECTION_KEYS = {"code", "answered_by", "title", "intro", "questions", "before"}
 _QUESTION_KEYS = {
     "code", "type", "required", "text", "help", "placeholder", "unit", "blank_means", "show_if",
-    "parser", "produced_by", "options",
+    "parser", "produced_by", "options", "references",
 }  # fmt: skip
 _OPTION_KEYS = {"code", "label", "exclusive"}
 _RULESET_KEYS = {
@@ -221,7 +221,8 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
         safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         for count, event in enumerate(yaml.parse(text, Loader=safe_loader)):
             if count >= bounds.CATALOGUE_YAML_EVENTS_MAX:
-                raise _TooManyEntries(event.start_mark.line + 1)
+                mark: Any = event.start_mark
+                raise _TooManyEntries(mark.line + 1)
         loader = safe_loader(text)
         try:
             node = loader.get_single_node()
@@ -260,7 +261,7 @@ def read_catalogue_file(data: bytes, *, source_name: str) -> CatalogueDocument:
             [CatalogueProblem(source_name, gettext_noop("The file nests entries too deeply."))]
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark: Any = exc.problem_mark or exc.context_mark
+        mark = exc.problem_mark or exc.context_mark
         raise CatalogueInvalid(
             [
                 CatalogueProblem(
@@ -534,6 +535,14 @@ def _check_string(
         problems.add(
             gettext_noop("'%(field)s' is %(length)s characters long; the limit is %(limit)s."),
             {"field": name, "length": len(value), "limit": limit},
+            path=path,
+            code=code,
+        )
+        return None
+    if errors := text_errors(value):
+        problems.add(
+            gettext_noop("'%(field)s': %(problem)s"),
+            {"field": name, "problem": " ".join(errors)},
             path=path,
             code=code,
         )
@@ -853,6 +862,18 @@ def _check_question(
                               limit=limit, required=required)  # fmt: skip
         if checked is not None:
             content[name] = checked
+    references = raw.get("references")
+    if references is not None and (
+        not isinstance(references, list)
+        or len(references) > bounds.CATALOGUE_REFERENCES_MAX
+        or not all(isinstance(ref, str) and ref for ref in references)
+    ):
+        problems.add(
+            gettext_noop("'references' must list at most %(limit)s framework reference ids."),
+            {"limit": bounds.CATALOGUE_REFERENCES_MAX},
+            path=(*path, "references"),
+            code=code,
+        )
     if raw.get("unit") is not None and raw.get("unit") not in units:
         problems.add(
             gettext_noop("Unit “%(unit)s” is not defined under 'units'."),
@@ -1091,8 +1112,13 @@ def _compile(
             )
         problems.raise_if_any()
         frameworks.update(parse_frameworks({"frameworks": own}, source="frameworks"))
-    for rule in ruleset_content["rules"]:
-        for ref in rule.get("references") or []:
+    cited = [
+        ("rule", rule["id"], rule.get("references") or []) for rule in ruleset_content["rules"]
+    ]
+    if questionnaire is not None:  # a question may cite clauses too (`references`)
+        cited += [("question", q.code, q.references) for q in questionnaire.iter_questions()]
+    for kind, code, references in cited:
+        for ref in references:
             if ref not in frameworks:
                 problems.add(
                     gettext_noop(
@@ -1100,8 +1126,9 @@ def _compile(
                         " 'frameworks'."
                     ),
                     {"id": shown_safely(ref)},
-                    kind="rule",
-                    code=rule["id"],
+                    kind=kind,
+                    code=code,
+                    field="references",
                 )
     applies_to = ruleset_content.get("applies_to") or []
     for key in [target, *applies_to]:
@@ -1140,8 +1167,9 @@ def _compile(
 def _compile_rules(
     problems: _Problems, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec
 ) -> CompiledRuleset:
-    """Compile; on an error, compile each rule alone to name every failing rule. The type checks
-    share `CATALOGUE_CONDITION_CHECKS` tries among the conditions."""
+    """Compile; on an error, name every failing rule (`CompiledRuleset.lint`, the checks
+    compiling makes, for each rule). The type checks share `CATALOGUE_CONDITION_CHECKS` tries
+    among the conditions."""
     conditions = len(ruleset.rules) + len(ruleset.derived)
     conditions += sum(1 for q in questionnaire.iter_questions() if q.show_if)
     limit = max(bounds.CONDITION_CHECKS_MIN, bounds.CATALOGUE_CONDITION_CHECKS // conditions)
@@ -1153,17 +1181,12 @@ def _compile_rules(
         return compiled(ruleset.rules)
     except CatalogError as exc:
         first = exc
-    try:
-        compiled(ruleset.rules[:1])
-    except CatalogError as exc:
-        if " rule " not in str(exc):  # a show_if or a derived value: every rule would fail
-            _engine_problem(problems, exc, "ruleset")
-            raise CatalogueInvalid(problems.found) from exc
-    for rule in ruleset.rules:
-        try:
-            compiled((rule,))
-        except CatalogError as exc:
-            _engine_problem(problems, exc, "ruleset", rule_id=rule.id)
+    for problem in CompiledRuleset.lint(ruleset, questionnaire, check_limit=limit):
+        error = CatalogError(problem.message)
+        if not problem.rule_id:  # a show_if or a derived value: every rule would fail
+            _engine_problem(problems, error, "ruleset")
+            raise CatalogueInvalid(problems.found) from first
+        _engine_problem(problems, error, "ruleset", rule_id=problem.rule_id)
     if not problems.found:
         _engine_problem(problems, first, "ruleset")
     raise CatalogueInvalid(problems.found) from first

@@ -27,6 +27,7 @@ from questionnaires.conditions import (
     identifiers_in_order,
     is_version,
     questionnaire_variables,
+    read_names,
     string_literals,
     type_check,
 )
@@ -42,7 +43,12 @@ from scoring.evidence import (
 from .results import (
     EvidenceItem,
     EvidenceKind,
+    Explanation,
     Finding,
+    ProblemKind,
+    ReadValue,
+    RuleOutcome,
+    RuleProblem,
     ScoreResult,
     SectionCoverage,
 )
@@ -104,6 +110,24 @@ class _CompiledRule:
     probe_checks: tuple[str, ...]  # probe checks read (their results are shown)
 
 
+class RuleCheckError(CatalogError):
+    """A rule that does not compile against its questionnaire: the message as before, and what
+    is wrong as data (`problem`), for the rule workbench to show at the rule."""
+
+    def __init__(self, problem: RuleProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class _Evaluation:
+    """What one scoring computed on the way: the values the rules read and which fired."""
+
+    cel_values: Mapping[str, Any]
+    hidden: set[str]
+    fired: list[bool]
+
+
 class CompiledRuleset:
     """A ruleset checked against its questionnaire and compiled into CEL programs."""
 
@@ -114,6 +138,21 @@ class CompiledRuleset:
         *,
         check_limit: int = CHECK_COMBINATIONS,
     ) -> None:
+        variables = self._prepare(ruleset, questionnaire, check_limit)
+        self.rules = tuple(self._compile_rule(rule, variables) for rule in ruleset.rules)
+        guarded = [self._guarded_source(rule) for rule in self.rules]
+        self._rules_program = compile_expression(
+            "[" + ", ".join(guarded) + "]", f"{ruleset.key}: rules"
+        )
+        self._section_totals: dict[str, int] = {}
+        for rule in self.rules:
+            self._section_totals[rule.section] = self._section_totals.get(rule.section, 0) + 1
+
+    def _prepare(
+        self, ruleset: RulesetSpec, questionnaire: QuestionnaireSpec, check_limit: int
+    ) -> dict[str, Variable]:
+        """Check what the rules share (the questionnaire, the derived values); the names a
+        rule may read."""
         if ruleset.questionnaire != questionnaire.key:
             raise CatalogError(
                 f"{ruleset.key}: written for {ruleset.questionnaire}, not {questionnaire.key}"
@@ -141,14 +180,37 @@ class CompiledRuleset:
             variables[name] = Variable(name, (0, 1_048_576))
         variables[AS_OF] = Variable(AS_OF, (date_to_cel(dt.date(2026, 12, 1)),))
         self._derived_reads = derived_reads
-        self.rules = tuple(self._compile_rule(rule, variables) for rule in ruleset.rules)
-        guarded = [self._guarded_source(rule) for rule in self.rules]
-        self._rules_program = compile_expression(
-            "[" + ", ".join(guarded) + "]", f"{ruleset.key}: rules"
-        )
-        self._section_totals: dict[str, int] = {}
-        for rule in self.rules:
-            self._section_totals[rule.section] = self._section_totals.get(rule.section, 0) + 1
+        return variables
+
+    @classmethod
+    def lint(
+        cls,
+        ruleset: RulesetSpec,
+        questionnaire: QuestionnaireSpec,
+        *,
+        check_limit: int = CHECK_COMBINATIONS,
+    ) -> list[RuleProblem]:
+        """Every rule's problem, each with the rule's id (a syntax or type error, an unknown
+        question code, a string that is no option of the questions read), found by the very
+        checks that compiling makes, before any answer is scored. A problem of the ruleset as
+        a whole has no rule id. Empty: the ruleset compiles."""
+        checker = cls.__new__(cls)
+        try:
+            variables = checker._prepare(ruleset, questionnaire, check_limit)
+        except CatalogError as exc:
+            return [RuleProblem("", ProblemKind.RULESET, str(exc))]
+        problems = []
+        for rule in ruleset.rules:
+            try:
+                checker._compile_rule(rule, variables)
+            except RuleCheckError as exc:
+                problems.append(exc.problem)
+        if not problems:
+            try:
+                cls(ruleset, questionnaire, check_limit=check_limit)
+            except CatalogError as exc:
+                problems.append(RuleProblem("", ProblemKind.RULESET, str(exc)))
+        return problems
 
     # -- compilation -------------------------------------------------------------------------
 
@@ -185,20 +247,36 @@ class CompiledRuleset:
 
     def _compile_rule(self, rule: RuleSpec, variables: Mapping[str, Variable]) -> _CompiledRule:
         where = f"{self.ruleset.key}: rule {rule.id}"
-        program = compile_expression(rule.when, where)
+
+        def problem(kind: str, message: str, names: Sequence[str] = ()) -> RuleCheckError:
+            return RuleCheckError(RuleProblem(rule.id, kind, message, tuple(names)))
+
+        try:
+            program = compile_expression(rule.when, where)
+        except CatalogError as exc:
+            raise problem(ProblemKind.SYNTAX, str(exc)) from exc
         for code in rule.fires_when_blank:
             if code not in self.questionnaire.questions and code not in EVIDENCE_PARSERS:
-                raise CatalogError(f"{where}: fires_when_blank names unknown question {code}")
+                message = f"{where}: fires_when_blank names unknown question {code}"
+                raise problem(ProblemKind.UNKNOWN_CODE, message, [code])
+        unknown = sorted(name for name in read_names(program, rule.when) if name not in variables)
+        if unknown:
+            message = f"{where}: unknown name(s) {', '.join(unknown)} in {rule.when!r}"
+            raise problem(ProblemKind.UNKNOWN_CODE, message, unknown)
         blank_ok = self._blank_ok(rule)
-        names = type_check(
-            program, rule.when, variables, where, nullable=blank_ok, limit=self._check_limit
-        )
+        try:
+            names = type_check(
+                program, rule.when, variables, where, nullable=blank_ok, limit=self._check_limit
+            )
+        except CatalogError as exc:
+            raise problem(ProblemKind.TYPE, str(exc)) from exc
         ordered = identifiers_in_order(rule.when, names)
         self._check_literals(rule, ordered, where)
         first = ordered[0] if ordered else None
         section = rule.section or self._section_of(first)
         if section not in {s.code for s in self.questionnaire.sections}:
-            raise CatalogError(f"{where}: section {section} is not a section of the questionnaire")
+            message = f"{where}: section {section} is not a section of the questionnaire"
+            raise problem(ProblemKind.SECTION, message, [section])
         answer_codes: list[str] = []
         for name in ordered:
             sources = self._derived_reads.get(name, [name])
@@ -252,11 +330,18 @@ class CompiledRuleset:
         }
         reads_versions = any(q.type == "version" for q in questions)
         reads_text = any(q.type == "text" for q in questions)
-        for literal in string_literals(rule.when):
-            if literal in option_codes or reads_text or (reads_versions and is_version(literal)):
-                continue
+        wrong = [
+            literal
+            for literal in string_literals(rule.when)
+            if not (
+                literal in option_codes or reads_text or (reads_versions and is_version(literal))
+            )
+        ]
+        if wrong:
             read = ", ".join(q.code for q in questions) or "no question"
-            raise CatalogError(f"{where}: “{literal}” is not an option of {read}")
+            message = f"{where}: “{wrong[0]}” is not an option of {read}"
+            problem = RuleProblem(rule.id, ProblemKind.NOT_AN_OPTION, message, tuple(wrong))
+            raise RuleCheckError(problem)
 
     def _blank_ok(self, rule: RuleSpec) -> set[str]:
         """Names a rule handles null for itself: questions, or evidence values such as a probe
@@ -291,6 +376,57 @@ class CompiledRuleset:
         The answers may be those of an older questionnaire version the ruleset applies to
         (`RulesetSpec.applies_to`): questions that version lacks are blank.
         """
+        return self._score(answers, as_of=as_of, evidence=evidence)[0]
+
+    def explain(
+        self,
+        answers: Mapping[str, Any],
+        *,
+        as_of: dt.date,
+        evidence: Mapping[str, Sequence[EvidenceParseResult]] | None = None,
+    ) -> Explanation:
+        """`score()`, with every rule's outcome: fired or not, its condition, the values it
+        read, and which blank or unasked value stopped it (the rule workbench)."""
+        result, evaluation = self._score(answers, as_of=as_of, evidence=evidence)
+        outcomes = []
+        for rule, fired in zip(self.rules, evaluation.fired, strict=True):
+            reads = []
+            for name in rule.reads:
+                if name == AS_OF:
+                    continue
+                question = self._question_by_identifier.get(name)
+                code = question.code if question else ""
+                value = evaluation.cel_values.get(name)
+                if question is not None and value is not None:
+                    value = _json_value(answers.get(code))
+                reads.append(ReadValue(name, code, value, code in evaluation.hidden))
+            blank_ok = self._blank_ok(rule.spec)
+            blank = tuple(
+                read.code or read.name
+                for read in reads
+                if read.value is None and read.name not in blank_ok
+            )
+            outcomes.append(
+                RuleOutcome(
+                    rule_id=rule.spec.id,
+                    severity=rule.spec.severity,
+                    title=rule.spec.title,
+                    section=rule.section,
+                    condition=rule.spec.when,
+                    fired=fired,
+                    reads=tuple(reads),
+                    blank=() if fired else blank,
+                )
+            )
+        return Explanation(result=result, rules=tuple(outcomes))
+
+    def _score(
+        self,
+        answers: Mapping[str, Any],
+        *,
+        as_of: dt.date,
+        evidence: Mapping[str, Sequence[EvidenceParseResult]] | None,
+    ) -> tuple[ScoreResult, _Evaluation]:
         cel_values = cel_values_for(self.questionnaire, answers)
         cel_values[AS_OF] = date_to_cel(as_of)
         # One conversion of the answers into CEL values, shared by all three programs.
@@ -343,7 +479,7 @@ class CompiledRuleset:
         }
         severity_order = {severity: index for index, severity in enumerate(SEVERITIES)}
         findings.sort(key=lambda f: severity_order[f.severity])
-        return ScoreResult(
+        result = ScoreResult(
             questionnaire=self.questionnaire.key,
             ruleset=self.ruleset.key,
             risk_score=score,
@@ -353,6 +489,7 @@ class CompiledRuleset:
             evidence={code: [r.to_dict() for r in results] for code, results in given.items()},
             as_of=as_of,
         )
+        return result, _Evaluation(cel_values, hidden, fired_flags)
 
     def _evaluate_rules(self, context: cel.Context) -> list[bool]:
         try:

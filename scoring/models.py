@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from django.conf import settings
 from django.db import models
 
+from accounts.models import Organization
 from questionnaires.models import (
     PublishedCatalogVersion,
     QuestionnaireVersion,
@@ -96,3 +98,33 @@ class Rule(models.Model):
 
     def __str__(self) -> str:
         return self.rule_id
+
+
+class RulesetTestCase(models.Model):
+    """A named answer set an organization saved on a ruleset version in the rule workbench,
+    with the result its author accepted then: the score, the tier and the rules that fired.
+    Scored again with another version, it shows what that version changes."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    ruleset = models.ForeignKey(Ruleset, on_delete=models.CASCADE, related_name="test_cases")
+    name = models.CharField(max_length=120)
+    # The answers as stored (JSON: a date as "YYYY-MM-DD"), in the API's `answers` shape.
+    answers = models.JSONField(default=dict)
+    risk_score = models.PositiveIntegerField()
+    risk_tier = models.CharField(max_length=10)
+    findings = models.JSONField(default=list)  # the ids of the rules that fired, sorted
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "ruleset", "name"], name="unique_test_case_name"
+            )
+        ]
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name

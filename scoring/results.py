@@ -4,7 +4,7 @@ the score — plain frozen values, the same for the CLI, the API, the web pages 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,3 +170,67 @@ def _format_value(value: Any) -> str:
     if isinstance(value, dt.date):
         return value.isoformat()
     return str(value)
+
+
+def rule_changes(before: Iterable[str], after: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The rule ids of the findings `after` added and removed against `before`, sorted: the one
+    diff of a rescore batch and of the rule workbench's impact."""
+    old, new = set(before), set(after)
+    return sorted(new - old), sorted(old - new)
+
+
+class ProblemKind:
+    """What a static check of a rule found (`scoring.engine.lint_ruleset`)."""
+
+    SYNTAX = "syntax"  # the CEL condition does not parse
+    UNKNOWN_CODE = "unknown_code"  # it reads a name that is no question code nor value
+    TYPE = "type"  # it fails, or does not give true or false, for some typed answer
+    NOT_AN_OPTION = "not_an_option"  # it compares with a string no question read offers
+    SECTION = "section"  # its `section` is not a section of the questionnaire
+    RULESET = "ruleset"  # the ruleset as a whole (a derived value, the questionnaire)
+
+
+@dataclass(frozen=True)
+class RuleProblem:
+    """One rule's problem, found before any answer is scored. `rule_id` is empty for a problem
+    of the ruleset as a whole; `names` are the codes or strings concerned."""
+
+    rule_id: str
+    kind: str
+    message: str  # the technical detail, in English (the CEL error as it reads)
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadValue:
+    """A value a rule's condition reads: a question's answer (`code`), or a derived or evidence
+    value (`name` only). `hidden`: the question is not asked given the other answers."""
+
+    name: str
+    code: str
+    value: Any
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """Whether one rule fired for an answer set, and why: its condition and the values it read.
+    `blank` names what stopped it: a value it reads was blank or not asked (the rule is then
+    not evaluated, unless it handles the blank itself)."""
+
+    rule_id: str
+    severity: str
+    title: Text
+    section: str
+    condition: str
+    fired: bool
+    reads: tuple[ReadValue, ...]
+    blank: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A scoring (the very `ScoreResult` the workers record) with every rule's outcome."""
+
+    result: ScoreResult
+    rules: tuple[RuleOutcome, ...]

@@ -5,18 +5,25 @@ questionnaires; an organization sees its own, the shipped ones, and those of a q
 shared with it (`questionnaires.selectors`). Which ruleset scores an assessment's answers does
 not depend on who asks: a ruleset always belongs to the owner of the questionnaire it scores
 (the upload refuses anything else), so the assessment's questionnaire decides.
+
+Also the compiled engine of a ruleset (cached per process), and an organization's test cases of
+a ruleset (the rule workbench).
 """
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from functools import lru_cache
+
+from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
 from accounts.models import Organization
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import visible_to_filter
 
-from .models import Framework, Ruleset
+from .engine import CompiledRuleset
+from .models import Framework, Ruleset, RulesetTestCase
 from .registry import default_ruleset
 from .spec import FrameworkRef
 
@@ -62,3 +69,35 @@ def frameworks_for(*, ruleset: Ruleset | None = None) -> dict[str, FrameworkRef]
     organization's own when it is an uploaded one (they live in its content)."""
     shipped = {framework.ref_id: framework.as_ref() for framework in Framework.objects.all()}
     return ruleset.frameworks(shipped) if ruleset is not None else shipped
+
+
+@lru_cache(maxsize=16)
+def compiled_ruleset(
+    ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str
+) -> CompiledRuleset:
+    """Compiled once per process and ruleset version (content hashes key the cache): the engine
+    the workers score with, and the rule workbench too."""
+    ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
+    return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
+
+
+def engine_for(ruleset: Ruleset) -> CompiledRuleset:
+    return compiled_ruleset(ruleset.pk, ruleset.content_hash, ruleset.questionnaire.content_hash)
+
+
+def ruleset_get(*, organization: Organization, ruleset_id: object) -> Ruleset:
+    """One ruleset the organization may open in the rule workbench: one it sees (shipped, its
+    own published, shared with it) or one of its own drafts; a 404 otherwise."""
+    visible = rulesets_visible_to(organization=organization).values("pk")
+    rulesets = Ruleset.objects.filter(Q(pk__in=visible) | Q(organization=organization))
+    return get_object_or_404(rulesets.select_related("questionnaire"), pk=ruleset_id)
+
+
+def test_cases_for(*, organization: Organization, ruleset: Ruleset) -> QuerySet[RulesetTestCase]:
+    return RulesetTestCase.objects.filter(organization=organization, ruleset=ruleset)
+
+
+def test_case_get(
+    *, organization: Organization, ruleset: Ruleset, case_id: object
+) -> RulesetTestCase:
+    return get_object_or_404(test_cases_for(organization=organization, ruleset=ruleset), pk=case_id)

@@ -1,8 +1,10 @@
-"""Writes for the scoring app: mirroring the shipped catalogue into the database, and the
-catalogues organizations upload (drafts, publishing, sharing)."""
+"""Writes for the scoring app: mirroring the shipped catalogue into the database, the
+catalogues organizations upload (drafts, publishing, sharing), and the rule workbench's test
+cases."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +18,8 @@ from django.utils.translation import gettext_noop
 from accounts.models import Membership, Organization
 from accounts.roles import Capability
 from accounts.tenancy import OrgContext
-from core.errors import ConflictError, ServiceError
+from core.errors import ConflictError, ForbiddenError, ServiceError
+from core.text import text_errors
 from questionnaires.models import (
     CatalogStatus,
     CatalogueShare,
@@ -27,6 +30,7 @@ from questionnaires.models import (
 )
 from questionnaires.selectors import questionnaires_owned_by, slug_taken_for
 from questionnaires.spec import CatalogError, QuestionnaireSpec
+from questionnaires.validation import validate_answers
 
 from .documents import (
     CatalogueDocument,
@@ -38,9 +42,9 @@ from .documents import (
     read_catalogue_file,
 )
 from .engine import CompiledRuleset
-from .models import Framework, Rule, Ruleset
+from .models import Framework, Rule, Ruleset, RulesetTestCase
 from .registry import Catalog, split_key
-from .selectors import rulesets_owned_by
+from .selectors import engine_for, rulesets_owned_by
 
 
 @dataclass
@@ -506,3 +510,56 @@ def catalogue_share_revoke(*, context: OrgContext, share: CatalogueShare) -> Cat
         share.revoked_at = timezone.now()
         share.save(update_fields=["revoked_at"])
     return share
+
+
+# -- the rule workbench's test cases ------------------------------------------------------------
+
+TEST_CASE_NAME_MAX = 120
+
+
+def answers_as_stored(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated answers in their JSON form (a date as "YYYY-MM-DD"), as an answer set is kept."""
+    return {code: v.isoformat() if isinstance(v, dt.date) else v for code, v in values.items()}
+
+
+@transaction.atomic
+def ruleset_test_case_save(
+    *,
+    member: OrgContext,
+    ruleset: Ruleset,
+    name: str,
+    answers: Mapping[str, Any] | None,
+    as_of: dt.date,
+) -> RulesetTestCase:
+    """Save an answer set (the API's `answers` shape) as a test case of the ruleset version for
+    the member's organization, with the result the engine gives now as the accepted one. A case
+    of the same name is replaced: saving again accepts the new result."""
+    member.require(Capability.EDIT_ASSESSMENT, Capability.MANAGE_CATALOGUES)
+    name = (name or "").strip()
+    problems = text_errors(name, max_length=TEST_CASE_NAME_MAX)
+    if not name:
+        problems.append(_("Give the test case a name."))
+    if problems:
+        raise ServiceError({"name": problems})
+    values = validate_answers(ruleset.questionnaire.spec, answers).values
+    result = engine_for(ruleset).score(values, as_of=as_of)
+    case, _created = RulesetTestCase.objects.update_or_create(
+        organization=member.organization,
+        ruleset=ruleset,
+        name=name,
+        defaults={
+            "answers": answers_as_stored(values),
+            "risk_score": result.risk_score,
+            "risk_tier": result.risk_tier,
+            "findings": sorted(result.fired_rule_ids),
+            "created_by": member.user,
+        },
+    )
+    return case
+
+
+def ruleset_test_case_delete(*, member: OrgContext, case: RulesetTestCase) -> None:
+    member.require(Capability.EDIT_ASSESSMENT, Capability.MANAGE_CATALOGUES)
+    if case.organization_id != member.organization.pk:  # found by the caller within it
+        raise ForbiddenError({"permission_denied": [_("This test case is not yours.")]})
+    case.delete()

@@ -109,6 +109,9 @@ esac
 demo_output=$(python manage.py load_demo --launch-day-vendor "${vendor_urls[launch-day]}" \
   --remediated-vendor "${vendor_urls[remediated]}" "${demo_args[@]}")
 printf '%s\n' "$demo_output"
+# The demo organization's own questionnaire (hk-genai-provider v1), loaded the way an
+# organization loads one, with a scored example assessment and its PDF in both languages.
+python manage.py load_demo_catalogue
 demo_password=$(printf '%s\n' "$demo_output" | sed -n 's/^demo password: //p' | tail -n 1)
 if [[ $with_worker == 1 ]]; then
   celery -A config worker --loglevel INFO --concurrency 2 >var/celery.log 2>&1 &

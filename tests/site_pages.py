@@ -98,17 +98,21 @@ def member_pages(world: World, personas: Personas) -> list[str]:
         reverse("assessments:compare")
         + f"?assessments={scored.pk}&assessments={world.remediated.pk}",
         reverse("reports:verify"),
+        reverse("reports:portfolio_reports"),
         reverse("scoring:kvsize"),
         reverse("accounts:organizations"),
         reverse("accounts:tokens", args=[slug]),
         reverse("accounts:members", args=[slug]),
         reverse("accounts:branding", args=[slug]),
+        reverse("assessments:client_copy", args=[slug]),
         reverse("accounts:two_factor"),
         reverse("assessments:link_revoke", args=[draft.vendor_links.get().pk]),  # a confirm step
         reverse("portfolio:rescore"),
         reverse("portfolio:policy"),
         reverse("portfolio:outbox"),
         reverse("webhooks:endpoints"),
+        reverse("portfolio:workbench", args=[scored.latest_run.ruleset_id]),
+        reverse("portfolio:workbench_impact", args=[scored.latest_run.ruleset_id]),
     ]
     for assessment in (scored, draft):
         pages += [

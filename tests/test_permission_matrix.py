@@ -22,7 +22,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from PIL import Image
 
-from accounts.models import ApiToken, Membership
+from accounts.models import ApiToken, Membership, Organization, OrganizationKind
 from accounts.services import (
     api_token_create,
     membership_add,
@@ -32,6 +32,7 @@ from accounts.services import (
 from accounts.tenancy import OrgContext
 from assessments.models import Channel
 from assessments.services.answers import assessment_create
+from assessments.services.clients import client_open
 from assessments.services.evidence import evidence_add
 from assessments.services.scoring_runs import scoring_run_execute
 from assessments.services.submission import assessment_submit
@@ -42,8 +43,14 @@ from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
 from probes.services import probe_run_request, probe_setup_save
-from reports.services import report_request
-from scoring.services import catalogue_publish, catalogue_share, catalogue_upload
+from reports.services import portfolio_report_request, report_request
+from scoring.models import RulesetTestCase
+from scoring.services import (
+    catalogue_publish,
+    catalogue_share,
+    catalogue_upload,
+    ruleset_test_case_save,
+)
 from tests.catalogues.conftest import EXAMPLE as CATALOGUE_EXAMPLE
 from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
@@ -107,6 +114,10 @@ MATRIX: dict[str, Rule] = {
     "assessments:review": R("POST", roles=("owner", "reviewer")),
     "assessments:thread": R("POST", roles=("owner", "assessor")),
     "assessments:thread_status": R("POST", roles=("owner", "assessor")),
+    # consultancies (Acme is one in this world): its clients, copying, a client ending access
+    "assessments:clients": R(),
+    "assessments:client_copy": R(roles=("owner",)),
+    "assessments:client_engagement_end": R("POST", roles=("owner",)),
     # accounts
     "accounts:login": R(kind="public"),
     "accounts:logout": R("POST", kind="public"),
@@ -161,9 +172,18 @@ MATRIX: dict[str, Rule] = {
     "reports:verify": R(acme_object=False),
     "reports:status": R(),
     "reports:download": R(),
+    "reports:portfolio_reports": R(acme_object=False),
+    "reports:portfolio_report_status": R(),
+    "reports:portfolio_report_download": R(),
+    # a consultancy's overview across its clients: every member of Acme (a consultancy in this
+    # world) reads it; Other Org is no consultancy, so its owner (the outsider) finds none (404)
+    "reports:client_overview": R(),
     "api:assessment-reports": R("POST", kind="api", roles=("owner", "assessor", "reviewer")),
     "api:report-detail": R(kind="api"),
     "api:report-download": R(kind="api"),
+    "api:portfolio-reports": R("POST", kind="api", acme_object=False),
+    "api:portfolio-report-detail": R(kind="api"),
+    "api:portfolio-report-download": R(kind="api"),
     # the isolation probe
     "api:assessment-probe": R(kind="api"),
     "api:assessment-probe-runs": R("POST", kind="api", roles=("owner", "assessor")),
@@ -175,6 +195,13 @@ MATRIX: dict[str, Rule] = {
     "portfolio:policy": R(roles=("owner",), acme_object=False),
     "portfolio:reassess": R("POST", roles=("owner", "assessor")),
     "portfolio:outbox": R(roles=("owner",), acme_object=False),
+    # the rule workbench of Acme's own ruleset, and Acme's test case on it
+    "portfolio:workbench": R(),
+    "portfolio:workbench_impact": R(),
+    "portfolio:workbench_case_save": R("POST", roles=("owner", "assessor")),
+    "portfolio:workbench_case_delete": R(
+        "POST", roles=("owner", "assessor"), data=lambda world: acme_test_case(world)
+    ),
     # the organization's own questionnaires (catalogues): the owner's
     "portfolio:catalogues": R(roles=("owner",), acme_object=False),
     "portfolio:catalogue": R(roles=("owner",)),
@@ -223,10 +250,29 @@ MATRIX: dict[str, Rule] = {
     "portal:autosave": R("POST", kind="portal"),
     "portal:review": R(kind="portal"),
     "portal:thanks": R(kind="portal"),
+    "portal:brand_stylesheet": R(kind="portal"),
+    "portal:logo": R(kind="portal"),
     "portal:language": R("POST", kind="portal"),
     "portal:configuration_change": R("POST", kind="portal"),
     "portal:thread": R(kind="portal"),
 }
+
+
+def acme_test_case(world: World) -> dict:
+    """Acme's test case, as the world made it (again, when an earlier persona deleted it)."""
+    RulesetTestCase.objects.get_or_create(
+        pk=world.kwargs["case_id"],
+        defaults={
+            "organization": world.personas.acme,
+            "ruleset_id": world.kwargs["ruleset_id"],
+            "name": "Matrix",
+            "risk_score": 0,
+            "risk_tier": "low",
+        },
+    )
+    return {}
+
+
 # Patterns without a name that only answer 404 (the API's catch-all for unknown addresses).
 UNNAMED_CATCH_ALLS = {"api/^"}
 
@@ -287,6 +333,8 @@ def world(django_db_setup, django_db_blocker, world_media):
         call_command("load_catalog", stdout=io.StringIO())
         personas = make_personas()
         acme, other = personas.acme, personas.other
+        # Acme is a consultancy: its clients' pages are walked too.
+        Organization.objects.filter(pk=acme.pk).update(kind=OrganizationKind.CONSULTANCY)
         answers = launch_answer_file()["answers"]
 
         def scored_assessment(organization, actor, thread_code):
@@ -376,6 +424,9 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.ava),
             channel=Channel.WEB,
         )
+        portfolio_report = portfolio_report_request(
+            member=member_of(personas.vic), language="en", channel=Channel.WEB
+        )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
         # at once and its keys are destroyed).
         probe_setup_save(
@@ -428,7 +479,16 @@ def world(django_db_setup, django_db_blocker, world_media):
         invitation = membership_add(
             organization=other, email=personas.vic.email, role="viewer", actor=personas.oscar
         )
+        # A test case of Acme's on its own ruleset, in the rule workbench.
+        test_case = ruleset_test_case_save(
+            member=member_of(personas.ava),
+            ruleset=catalogue.ruleset,
+            name="Abroad",
+            answers={"GOV-02": "abroad"},
+            as_of=acme.local_date(),
+        )
         kwargs = {
+            "case_id": test_case.pk,
             "invitation_id": invitation.pk,
             "answer": "accept",
             "notification_id": Notification.objects.get(recipient=personas.ava).pk,
@@ -451,6 +511,7 @@ def world(django_db_setup, django_db_blocker, world_media):
             "question_code": "KV-01",
             "rule_id": "KV-POOL-BELOW-CONTEXT",
             "report_id": report.pk,
+            "portfolio_report_id": portfolio_report.pk,
             "token": token,
             "uidb64": "MQ",  # a password link that is not valid: the page says so
             "language": "en",
@@ -559,6 +620,41 @@ def test_api_tokens_act_only_within_their_organization(world):
         client.get(reverse("api:assessment-detail", args=[world.other_assessment.pk])).status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_a_consultancys_member_reaches_only_the_clients_they_belong_to(world):
+    """Acme (a consultancy) opens a client: Alice, who opened it, reaches every page of the
+    client; Ava, Acme's assessor who is no member of the client, gets a 404 on each of them."""
+    client_org = client_open(
+        member=member_of(world.personas.alice, world.personas.acme),
+        name="Matrix Client",
+        channel=Channel.WEB,
+    )
+    slug_pages = [
+        name
+        for name, rule in MATRIX.items()
+        if rule.kind == "web" and "organization_slug" in _kwargs_of(name)
+    ]
+    assert "assessments:client_copy" in slug_pages
+    for persona in ("assessor", "owner"):
+        browser = Client()
+        browser.force_login(world.users[persona])
+        for name in slug_pages:
+            needed = _kwargs_of(name)
+            if persona == "owner" and (
+                set(needed) - {"organization_slug"} or name == "accounts:logo"
+            ):
+                continue  # Acme's objects (a member, a token) are not the client's; no logo
+            kwargs = {**world.kwargs, "organization_slug": client_org.slug}
+            url = reverse(name, kwargs={key: kwargs[key] for key in needed})
+            status = request(browser, name, url, world).status_code
+            if persona == "assessor":
+                assert status == 404, f"{name}: Acme's assessor got {status} in the client"
+            else:
+                assert status != 404 and status < 500, f"{name}: its owner got {status}"
+        linked = browser.get(f"/?org={client_org.slug}").status_code
+        assert linked == (404 if persona == "assessor" else 200)
 
 
 @pytest.mark.django_db

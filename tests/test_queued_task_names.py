@@ -24,6 +24,7 @@ from core.queueing import task_named
         (assessments.services.submission.SCORE_RUN_TASK, assessments.tasks.score_assessment_run),
         (probes.services.PROBE_RUN_TASK, probes.tasks.probe_run_task),
         (reports.services.RENDER_TASK, reports.tasks.render_report_task),
+        (reports.services.PORTFOLIO_RENDER_TASK, reports.tasks.render_portfolio_report_task),
         (portfolio.services.FAN_OUT_TASK, portfolio.tasks.rescore_batch_fan_out),
         (portfolio.services.CHUNK_TASK, portfolio.tasks.rescore_chunk),
     ],

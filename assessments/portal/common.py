@@ -30,6 +30,8 @@ def portal_context(portal: Portal, **extra: Any) -> dict[str, Any]:
         "token": portal.token,
         "assessment": assessment,
         "organization_name": assessment.organization.display_name,
+        "organization_has_logo": assessment.organization.has_logo,
+        "prepared_by": assessment.organization.prepared_by(),
         "vendor_name": assessment.vendor.name,
         "questionnaire_title": portal.spec.title.get(portal.language),
         # An organization's questionnaire written in English only: said, not half translated.

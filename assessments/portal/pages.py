@@ -3,16 +3,20 @@ review before submit, thanks, the vendor's configuration change and the language
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.models import Organization
+from accounts.validators import BRAND_COLOUR_PATTERN
 from core.errors import ServiceError
-from core.web import add_messages
+from core.web import add_messages, logo_response
 from questionnaires.validation import missing_required
 
 from .. import lifecycle, selectors
@@ -230,3 +234,29 @@ def language(request: HttpRequest, portal: Portal) -> HttpResponse:
     ):
         target = landing_url
     return redirect(target)
+
+
+@portal_view
+def brand_stylesheet(request: HttpRequest, portal: Portal) -> HttpResponse:
+    """The client's colour for the portal's header (a stylesheet: the content security policy
+    allows no inline style). Validated when saved, and again here because it is written into
+    CSS."""
+    colour = portal.assessment.organization.brand_colour
+    css = (
+        f".portal-brand {{ color: {colour}; }}\n"
+        f".site-header {{ border-bottom: 4px solid {colour}; }}\n"
+        if re.fullmatch(BRAND_COLOUR_PATTERN, colour or "")
+        else ""
+    )
+    return HttpResponse(css, content_type="text/css; charset=utf-8")
+
+
+@portal_view
+def logo(request: HttpRequest, portal: Portal) -> HttpResponse:
+    """The client's logo (or its consultancy's, `?of=consultancy`) for the portal's header."""
+    organization: Organization | None = portal.assessment.organization
+    if request.GET.get("of") == "consultancy":
+        organization = organization.prepared_by() if organization is not None else None
+    if organization is None or not organization.has_logo:
+        raise Http404
+    return logo_response(organization)

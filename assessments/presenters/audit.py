@@ -45,6 +45,9 @@ ACTION_LABELS = {
     "thread.message_posted": _("Message posted in a question thread"),
     "thread.resolved": _("Question thread resolved"),
     "thread.reopened": _("Question thread reopened"),
+    "client.opened": _("Client workspace opened by a consultancy"),
+    "client.engagement_ended": _("Consultancy's access ended"),
+    "organization.copied_from": _("Copied from another organization"),
 }
 
 

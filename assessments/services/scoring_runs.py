@@ -14,7 +14,6 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import lru_cache
 
 from django.conf import settings
 from django.db import transaction
@@ -22,9 +21,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from questionnaires.validation import stored_values
-from scoring.engine import CompiledRuleset
 from scoring.evidence import EvidenceParseResult, parse_evidence, stored_parse_result
-from scoring.models import Ruleset
+from scoring.selectors import compiled_ruleset
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
@@ -56,14 +54,7 @@ logger = logging.getLogger(__name__)
 MAX_SCORING_ATTEMPTS = 12
 
 
-@lru_cache(maxsize=16)
-def _compiled(ruleset_pk: int, ruleset_hash: str, questionnaire_hash: str) -> CompiledRuleset:
-    """Compiled once per worker process and ruleset version (content hashes key the cache)."""
-    ruleset = Ruleset.objects.select_related("questionnaire").get(pk=ruleset_pk)
-    return CompiledRuleset(ruleset.spec, ruleset.questionnaire.spec)
-
-
-def _evidence_results(
+def evidence_results(
     assessment: Assessment, files: list[EvidenceFile]
 ) -> dict[str, list[EvidenceParseResult]]:
     """What each evidence file said when it was uploaded: scoring reads the parse stored then,
@@ -197,11 +188,11 @@ def scoring_runs_execute(*, run_ids: Sequence[int], claimed: bool = False) -> di
         findings, events = [], []
         for run in scoring:
             assessment = assessments[run.assessment_id]
-            engine = _compiled(
+            engine = compiled_ruleset(
                 run.ruleset_id, run.ruleset.content_hash, run.ruleset.questionnaire.content_hash
             )
             values = stored_values(assessment.questionnaire.spec, dict(answers[assessment.pk]))
-            evidence = _evidence_results(assessment, files[assessment.pk])
+            evidence = evidence_results(assessment, files[assessment.pk])
             result = engine.score(values, as_of=run.as_of, evidence=evidence)
             # Rows, not model instances: building and adapting ~20 instances per run cost more
             # than the rules. JSON columns take JSON text on both databases.

@@ -52,3 +52,12 @@ def test_it_fails_on_an_invalid_email():
 def test_the_owner_option_is_required():
     with pytest.raises(CommandError, match="--owner"):
         run("Beta Consulting")
+
+
+def test_it_creates_a_consultancy_when_asked():
+    stdout, _stderr = run("Delta Advisory", "--owner", "dee@delta.test", "--consultancy")
+
+    assert Organization.objects.get(name="Delta Advisory").is_consultancy
+    assert "consultancy" in stdout
+    run("Plain Buyer", "--owner", "dee@delta.test")
+    assert not Organization.objects.get(name="Plain Buyer").is_consultancy

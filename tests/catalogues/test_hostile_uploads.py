@@ -109,6 +109,11 @@ def test_text_is_checked_as_all_text_is(catalog, personas):
     assert "U+202E" in problem["message"] and problem["code"] == "GOV"
 
 
+def test_a_code_is_checked_as_text_too(catalog, personas):
+    [problem] = refused(personas, example_bytes(**{"{code: hk,": '{code: "h\\u0000k",'}))
+    assert "U+0000" in problem["message"] and problem["code"] == "GOV-02"
+
+
 def test_a_text_longer_than_its_column_is_refused(catalog, personas):
     [problem] = refused(personas, example_bytes(**{"Vendor due diligence,": "V" * 201 + ","}))
     assert "201" in problem["message"]

@@ -95,3 +95,43 @@ def test_a_shipped_slug_cannot_be_taken(catalog, personas):
         ),
     )
     assert "shipped" in problem["message"]
+
+
+VERSION_2 = """
+questionnaire:
+  slug: vendor-dd
+  version: "2"
+  extends: vendor-dd@1
+  add_questions:
+    GOV:
+      - code: GOV-04
+        type: yes_no
+        text: {en: Do you test models before release?, zh-hant: 你是否在發布前測試模型？}
+ruleset:
+  slug: vendor-dd-rules
+  version: "2"
+  questionnaire: vendor-dd@2
+  applies_to: [vendor-dd@1]
+  title: {en: Rules v2, zh-hant: 規則第二版}
+  points: {critical: 40, high: 15, medium: 5, low: 1}
+  rules:
+    - id: DD-UNTESTED
+      severity: medium
+      when: 'GOV_04 == "no"'
+      title: {en: Models untested, zh-hant: 模型未經測試}
+      rationale: {en: Testing finds leaks., zh-hant: 測試能發現洩漏。}
+      remediation: {en: Test them., zh-hant: 測試模型。}
+"""
+
+
+def test_a_new_version_extends_the_published_one(published, personas):
+    draft = upload(personas, VERSION_2.encode())
+    spec = draft.questionnaire.spec
+    assert draft.questionnaire.key == "vendor-dd@2"
+    assert [q.code for q in spec.iter_questions()] == ["GOV-01", "GOV-02", "GOV-03", "GOV-04"]
+    assert set(draft.ruleset.applies_to.values_list("version", flat=True)) == {"1", "2"}
+
+
+def test_extending_a_version_the_organization_does_not_have_is_refused(catalog, personas):
+    [problem] = problems_of(personas, VERSION_2.encode())
+    assert "vendor-dd@1" in problem["message"] and problem["line"] == 5

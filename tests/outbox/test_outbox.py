@@ -178,3 +178,67 @@ def test_the_mail_server_is_given_a_time_limit_shorter_than_a_claim(settings):
     from core.attempts import CLAIM_TIMEOUT
 
     assert 0 < settings.EMAIL_TIMEOUT < CLAIM_TIMEOUT.total_seconds()
+
+
+@pytest.mark.parametrize(("language", "prepared"), [("en", "Prepared by"), ("zh-hant", "編製")])
+def test_an_organizations_email_carries_its_sender_reply_to_and_consultancy(
+    personas, settings, django_capture_on_commit_callbacks, language, prepared
+):
+    """Issue 27: the organization's sender name and reply-to address, the envelope sender the
+    operator's; signed with the client's name and "prepared by" its consultancy, not "— AVIA"."""
+    from accounts.models import ClientEngagement, OrganizationKind
+    from accounts.services import organization_create, organization_update_branding
+
+    settings.DEFAULT_FROM_EMAIL = "AVIA <no-reply@avia.local>"
+    organization_update_branding(
+        organization=personas.acme,
+        actor=personas.alice,
+        report_display_name="",
+        brand_colour="",
+        email_sender_name="Acme Vendor Risk",
+        email_reply_to="Risk@Acme.test",
+    )
+    helix = organization_create(
+        name="Helix Advisory", owner_email="hana@helix.test", kind=OrganizationKind.CONSULTANCY
+    )
+    ClientEngagement.objects.create(consultancy=helix, client=personas.acme)
+    personas.acme.refresh_from_db()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue(personas, language=language)
+
+    sent = mail.outbox[0]
+    assert sent.from_email == "Acme Vendor Risk <no-reply@avia.local>"
+    assert sent.reply_to == ["risk@acme.test"]
+    assert "— Acme Vendor Risk" in sent.body and "— AVIA" not in sent.body
+    assert prepared in sent.body and "Helix Advisory" in sent.body
+    row = OutboundEmail.objects.get()
+    assert (row.from_name, row.reply_to) == ("Acme Vendor Risk", "risk@acme.test")
+
+
+def test_mail_of_no_organization_is_avias_own(
+    personas, settings, django_capture_on_commit_callbacks
+):
+    settings.DEFAULT_FROM_EMAIL = "AVIA <no-reply@avia.local>"
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue(personas, organization=None)
+    sent = mail.outbox[0]
+    assert (sent.from_email, sent.reply_to) == ("AVIA <no-reply@avia.local>", [])
+    assert "— AVIA" in sent.body and "Prepared by" not in sent.body
+
+
+def test_a_reply_to_that_is_not_an_address_is_refused_and_nothing_saved(personas):
+    from accounts.services import organization_update_branding
+    from core.errors import ServiceError
+
+    with pytest.raises(ServiceError) as refused:
+        organization_update_branding(
+            organization=personas.acme,
+            actor=personas.alice,
+            report_display_name="",
+            brand_colour="",
+            email_reply_to="not an address",
+        )
+    assert "email_reply_to" in refused.value.errors
+    personas.acme.refresh_from_db()
+    assert personas.acme.email_reply_to == ""

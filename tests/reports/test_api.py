@@ -208,6 +208,9 @@ def test_the_schema_documents_the_report_endpoints_without_warnings(tmp_path):
         "/api/v1/assessments/{assessment_id}/reports/",
         "/api/v1/reports/{report_id}/",
         "/api/v1/reports/{report_id}/download/",
+        "/api/v1/portfolio-reports/",
+        "/api/v1/portfolio-reports/{portfolio_report_id}/",
+        "/api/v1/portfolio-reports/{portfolio_report_id}/download/",
     }
     download = schema["paths"]["/api/v1/reports/{report_id}/download/"]["get"]["responses"]
     assert "application/pdf" in download["200"]["content"]

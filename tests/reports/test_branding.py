@@ -58,3 +58,44 @@ def test_without_branding_the_organization_name_and_the_default_colour_are_used(
     assert context.branding.logo_data_uri is None
     assert context.branding.colour == DEFAULT_BRAND_COLOUR
     assert "<img" not in report_html(context)
+
+
+@pytest.mark.parametrize(
+    ("language", "prepared_by"), [("en", "Prepared by: "), ("zh-hant", "編製機構：")]
+)
+def test_a_consultancys_client_report_carries_both_names_and_logos(
+    scored, personas, language, prepared_by
+):
+    """Issue 27: "prepared by <consultancy>" with its name and logo, beside the client's brand;
+    once the client ends the engagement, the report names the client alone again."""
+    from accounts.models import ClientEngagement, OrganizationKind
+    from accounts.services import organization_create
+
+    brand(personas, report_display_name="Acme Procurement Ltd", logo=png_logo())
+    helix = organization_create(
+        name="Helix Advisory", owner_email="hana@helix.test", kind=OrganizationKind.CONSULTANCY
+    )
+    organization_update_branding(
+        organization=helix,
+        actor=helix.memberships.get().user,
+        report_display_name="Helix Advisory Partners",
+        brand_colour="",
+        logo=LOGO_SVG,
+    )
+    engagement = ClientEngagement.objects.create(consultancy=helix, client=personas.acme)
+
+    context = report_context(run=scored.latest_run, language=language, number="AVIA-TEST-1")
+    rendered = html_to_pdf(report_html(context), fetcher=ReportAssetFetcher())
+
+    cover = pdf_text(rendered.pdf)[0]
+    assert "Acme Procurement Ltd" in cover  # the client's brand
+    assert f"{prepared_by}Helix Advisory Partners" in cover
+    assert len(pypdf.PdfReader(io.BytesIO(rendered.pdf)).pages[0].images) >= 1
+    assert context.branding.consultancy_logo_data_uri.startswith("data:image/svg+xml;base64,")
+    assert 'class="consultancy-logo"' in report_html(context)
+
+    engagement.ended_at = engagement.opened_at
+    engagement.save()
+    alone = report_context(run=scored.latest_run, language=language, number="AVIA-TEST-2")
+    assert alone.branding.consultancy_name is None
+    assert "Helix" not in report_html(alone)

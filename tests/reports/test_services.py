@@ -2,6 +2,7 @@
 
 import datetime as dt
 import hashlib
+import importlib
 import io
 import os
 import stat
@@ -10,6 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone, translation
 
+from assessments import factories
 from assessments.models import AuditEvent, Channel
 from assessments.services.answers import answers_save, assessment_create
 from assessments.services.reviews import review_record
@@ -21,7 +23,12 @@ from reports import services
 from reports.context import report_context
 from reports.models import Report, ReportNumberSequence
 from reports.rendering import render_report
-from reports.services import report_render, report_request, report_verify
+from reports.services import (
+    report_number_allocate,
+    report_render,
+    report_request,
+    report_verify,
+)
 from reports.storage import report_storage
 from reports.tasks import MAX_RETRIES
 from tests.personas import member_of
@@ -55,19 +62,70 @@ def test_requests_get_consecutive_human_numbers_of_the_year(scored, personas):
     year = timezone.localdate().year
     assert first.number == f"AVIA-{year}-000001"
     assert second.number == f"AVIA-{year}-000002"
-    assert ReportNumberSequence.objects.get(year=year).last == 2
+    assert ReportNumberSequence.objects.get(organization=personas.acme, year=year).last == 2
     assert (first.status, first.run, first.language) == ("queued", scored.latest_run, "en")
     assert first.organization == personas.acme
 
 
 def test_numbers_continue_from_the_sequence_and_never_repeat(scored, personas):
     year = timezone.localdate().year
-    ReportNumberSequence.objects.create(year=year, last=122)
+    ReportNumberSequence.objects.create(organization=personas.acme, year=year, last=122)
 
     numbers = [request(scored, personas.ava).number for _ in range(3)]
 
     assert numbers == [f"AVIA-{year}-000123", f"AVIA-{year}-000124", f"AVIA-{year}-000125"]
     assert Report.objects.values("number").distinct().count() == 3
+
+
+def test_numbers_run_per_organization(scored, personas):
+    """Issue 27: another organization's reports do not move Acme's numbers (which would hint
+    at its volume), and each starts at 000001."""
+    year = personas.acme.local_date().year
+    oscar = member_of(personas.oscar)
+    others = factories.incident_assessment(
+        member=oscar, vendor=factories.incident_vendor(member=oscar, name="Other Vendor")
+    )
+
+    acme_first = request(scored, personas.ava).number
+    other_first = report_request(
+        assessment=others, language="en", member=oscar, channel=Channel.WEB
+    ).number
+    acme_second = request(scored, personas.ava).number
+
+    assert (acme_first, acme_second) == (f"AVIA-{year}-000001", f"AVIA-{year}-000002")
+    assert other_first == f"AVIA-{year}-000001"
+
+
+def test_the_migration_keeps_old_numbers_and_continues_after_each_organizations_highest(
+    scored, personas
+):
+    """Reports numbered globally before the change keep their numbers; each organization's
+    sequence is seeded past the highest of its own, so nothing repeats within it."""
+    from django.apps import apps
+
+    migration = importlib.import_module("reports.migrations.0004_report_numbers_per_organization")
+    for number in ("AVIA-2025-000007", "AVIA-2026-000001", "AVIA-2026-000004"):
+        Report.objects.create(
+            organization=personas.acme,
+            assessment=scored,
+            run=scored.latest_run,
+            language="en",
+            number=number,
+        )
+    ReportNumberSequence.objects.all().delete()
+
+    migration.seed_sequences(apps, None)
+
+    seeded = {
+        (row.organization_id, row.year): row.last for row in ReportNumberSequence.objects.all()
+    }
+    assert seeded == {(personas.acme.pk, 2025): 7, (personas.acme.pk, 2026): 4}
+    assert sorted(Report.objects.values_list("number", flat=True)) == [
+        "AVIA-2025-000007",
+        "AVIA-2026-000001",
+        "AVIA-2026-000004",
+    ]
+    assert report_number_allocate(organization=personas.acme, year=2026) == "AVIA-2026-000005"
 
 
 def test_a_request_is_queued_on_commit_and_audited(

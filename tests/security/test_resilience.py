@@ -84,13 +84,17 @@ def test_a_submission_survives_a_broker_that_is_down(
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED
     # Not yet stuck: the sweeper leaves it alone.
-    assert requeue_stuck() == {"scoring runs": 0, "reports": 0}
+    assert requeue_stuck() == {"scoring runs": 0, "reports": 0, "portfolio reports": 0}
     later = timezone.now() + dt.timedelta(seconds=settings.SWEEPER_QUEUED_AFTER + 1)
-    assert requeue_stuck(now=later) == {"scoring runs": 1, "reports": 0}
+    assert requeue_stuck(now=later) == {"scoring runs": 1, "reports": 0, "portfolio reports": 0}
     run.refresh_from_db()
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     # Idempotent: nothing is stuck any more.
-    assert requeue_stuck(now=later + dt.timedelta(hours=1)) == {"scoring runs": 0, "reports": 0}
+    assert requeue_stuck(now=later + dt.timedelta(hours=1)) == {
+        "scoring runs": 0,
+        "reports": 0,
+        "portfolio reports": 0,
+    }
 
 
 @pytest.fixture
@@ -118,9 +122,17 @@ def left_running(answered, personas, settings, monkeypatch, django_capture_on_co
 def test_the_sweeper_requeues_a_run_left_running_by_a_dead_worker(left_running):
     run, started = left_running()
     within_limit = started + dt.timedelta(seconds=score_assessment_run.time_limit)
-    assert requeue_stuck(now=within_limit) == {"scoring runs": 0, "reports": 0}
+    assert requeue_stuck(now=within_limit) == {
+        "scoring runs": 0,
+        "reports": 0,
+        "portfolio reports": 0,
+    }
     past_limit = within_limit + dt.timedelta(seconds=60)
-    assert requeue_stuck(now=past_limit) == {"scoring runs": 1, "reports": 0}
+    assert requeue_stuck(now=past_limit) == {
+        "scoring runs": 1,
+        "reports": 0,
+        "portfolio reports": 0,
+    }
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED
 
@@ -129,7 +141,11 @@ def test_a_run_that_keeps_killing_its_worker_fails_instead_of_cycling(answered, 
     # Its worker died mid-way time after time: `running`, every attempt counted.
     run, started = left_running(attempts=MAX_SCORING_ATTEMPTS)
     past_limit = started + dt.timedelta(seconds=score_assessment_run.time_limit + 60)
-    assert requeue_stuck(now=past_limit) == {"scoring runs": 1, "reports": 0}
+    assert requeue_stuck(now=past_limit) == {
+        "scoring runs": 1,
+        "reports": 0,
+        "portfolio reports": 0,
+    }
 
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
@@ -139,7 +155,7 @@ def test_a_run_that_keeps_killing_its_worker_fails_instead_of_cycling(answered, 
     assert answered.audit_events.filter(action="scoring.failed").exists()
     # Failed for good: the sweeper has nothing left to queue.
     later = past_limit + dt.timedelta(hours=1)
-    assert requeue_stuck(now=later) == {"scoring runs": 0, "reports": 0}
+    assert requeue_stuck(now=later) == {"scoring runs": 0, "reports": 0, "portfolio reports": 0}
 
 
 def test_a_database_that_stays_locked_answers_503_not_500():

@@ -2,6 +2,7 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
+from accounts.models import OrganizationKind
 from accounts.selectors import organization_by_name
 from accounts.services import organization_create
 from core.errors import ServiceError
@@ -15,15 +16,27 @@ class Command(BaseCommand):
         parser.add_argument(
             "--owner", required=True, metavar="EMAIL", help="Owner's email address."
         )
+        parser.add_argument(
+            "--consultancy",
+            action="store_true",
+            help="A consultancy: its owners open client workspaces from the web.",
+        )
 
-    def handle(self, *args: object, name: str, owner: str, **options: object) -> None:
+    def handle(
+        self, *args: object, name: str, owner: str, consultancy: bool, **options: object
+    ) -> None:
         if organization_by_name(name=name) is not None:
             raise CommandError(f"An organization named {name.strip()!r} already exists.")
         try:
-            organization = organization_create(name=name, owner_email=owner)
+            organization = organization_create(
+                name=name,
+                owner_email=owner,
+                kind=OrganizationKind.CONSULTANCY if consultancy else OrganizationKind.ORGANIZATION,
+            )
         except ServiceError as error:
             raise CommandError(" ".join(error.messages)) from error
+        kind_word = "consultancy" if organization.is_consultancy else "organization"
         self.stdout.write(
-            f"Created organization {organization.name!r} ({organization.slug}) "
+            f"Created {kind_word} {organization.name!r} ({organization.slug}) "
             f"owned by {owner.strip().lower()}."
         )

@@ -12,4 +12,9 @@ python manage.py compilemessages --ignore=.venv -v 0
 tiers="not integration and not browser"
 # the real inference engine's tests, where the marker is declared (pyproject.toml)
 if grep -q '"real_engine' pyproject.toml; then tiers+=" and not real_engine"; fi
-exec python -m pytest -q -p no:cacheprovider -m "$tiers" --ignore=tests/contract "$@"
+# AVIA_TEST_WORKERS=2 runs it on both cores (pytest-xdist, a package per work unit:
+# tests/parallel.py); not the default yet (docs/testing.md, "Both cores").
+workers=${AVIA_TEST_WORKERS:-0}
+parallel=()
+if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
+exec python -m pytest -q -p no:cacheprovider "${parallel[@]}" -m "$tiers" --ignore=tests/contract "$@"

@@ -17,6 +17,7 @@ from core.cache import CACHE_ERRORS
 from core.outbound import parse_networks
 from questionnaires.models import QuestionnaireVersion
 from scoring.models import Framework, Ruleset
+from tests import parallel
 from tests.personas import Personas, make_personas
 from tests.site_pages import World, build_world
 
@@ -30,6 +31,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # scripts/test.sh stops its background PostgreSQL pass with SIGTERM: handled as Ctrl-C is,
     # so pytest still tears its fixtures down and the Celery workers it started stop with it.
     signal.signal(signal.SIGTERM, _interrupted)
+    # pytest-xdist's controller (`-n 2`, scripts/test.sh): a Redis and media folder per worker.
+    if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(parallel.Controller(), "avia-parallel")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        parallel.slowest_first(items)
 
 
 def _interrupted(signum: int, frame: object) -> None:

@@ -122,20 +122,20 @@ def celery_worker_process(
 ) -> Iterator[Worker]:
     database_url = _worker_database_url()
 
-    # Evidence files are written by the API in this process and read by the worker.
+    # Evidence files are written by the API in this process and read by the worker; tasks go
+    # to it, not run here. Through Django's settings, which the Celery app reads on every
+    # use: `celery_app.conf.update(task_always_eager=...)` would pin the value in the app for
+    # the rest of the process, and a unit test run after this package in the same process (a
+    # pytest-xdist worker deals out whole packages) would set CELERY_TASK_ALWAYS_EAGER in vain.
     media_root = tmp_path_factory.mktemp("media")
-    media_override = override_settings(MEDIA_ROOT=media_root)
+    media_override = override_settings(MEDIA_ROOT=media_root, CELERY_TASK_ALWAYS_EAGER=False)
     media_override.enable()
 
     # A queue of this session's own: another test run on the same Redis cannot take its tasks,
     # and nothing older than this session can be waiting in it.
     queue = f"avia-test-{uuid.uuid4().hex[:12]}"
     nodename = f"{queue}@{socket.gethostname()}"
-    previous = {
-        "task_routes": celery_app.conf.task_routes,
-        "task_always_eager": celery_app.conf.task_always_eager,
-    }
-    celery_app.conf.update(task_always_eager=False)
+    previous_routes = celery_app.conf.task_routes
     route_all_tasks_to({"*": {"queue": queue}})
 
     ARTIFACTS.mkdir(exist_ok=True)
@@ -154,8 +154,7 @@ def celery_worker_process(
         worker.stop()
         with celery_app.connection_for_write() as broker:
             broker.default_channel.queue_delete(queue)
-        celery_app.conf.update(**previous)
-        route_all_tasks_to(previous["task_routes"])
+        route_all_tasks_to(previous_routes)
         media_override.disable()
         if request.session.testsfailed == 0:
             log_path.unlink(missing_ok=True)  # kept only to explain a failure

@@ -39,6 +39,7 @@ from assessments.services.submission import assessment_submit
 from assessments.services.threads import thread_ask
 from assessments.services.vendor_links import vendor_link_issue
 from assessments.services.vendors import vendor_create
+from core.outbound import parse_networks
 from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
@@ -52,7 +53,7 @@ from scoring.services import (
     ruleset_test_case_save,
 )
 from tests.catalogues.conftest import EXAMPLE as CATALOGUE_EXAMPLE
-from tests.conftest import LOGS, QUESTIONNAIRE, launch_answer_file
+from tests.conftest import LOGS, LOOPBACK, QUESTIONNAIRE, launch_answer_file
 from tests.personas import make_personas, member_of
 from tests.probes.conftest import QUESTIONNAIRE_V2, setup_fields
 from tests.probes.vendor import closed_loopback_port
@@ -428,18 +429,21 @@ def world(django_db_setup, django_db_blocker, world_media):
             member=member_of(personas.vic), language="en", channel=Channel.WEB
         )
         # A probe set up by the vendor and run once (its endpoint is unreachable: it fails
-        # at once and its keys are destroyed).
-        probe_setup_save(
-            assessment=acme_assessment,
-            actor=personas.ava,
-            **setup_fields(
-                {"key_a": "sk-matrix-a", "key_b": "sk-matrix-b"},
-                base_url=f"http://127.0.0.1:{closed_loopback_port()}",
-            ),
-        )
-        probe_run = probe_run_request(
-            assessment=acme_assessment, actor=personas.ava, channel=Channel.WEB
-        )
+        # at once and its keys are destroyed). Loopback is allowed here, not only where the
+        # environment allows it (scripts/test.sh): the autouse `probe_reaches_loopback` is
+        # per test, set up after this module's world.
+        with override_settings(PROBE_ALLOWED_NETWORKS=parse_networks([LOOPBACK])):
+            probe_setup_save(
+                assessment=acme_assessment,
+                actor=personas.ava,
+                **setup_fields(
+                    {"key_a": "sk-matrix-a", "key_b": "sk-matrix-b"},
+                    base_url=f"http://127.0.0.1:{closed_loopback_port()}",
+                ),
+            )
+            probe_run = probe_run_request(
+                assessment=acme_assessment, actor=personas.ava, channel=Channel.WEB
+            )
         # A rescore batch of Acme (with v1: its assessment is scored with the newest, v2).
         batch = rescore_batch_create(
             member=OrgContext(

@@ -4,7 +4,7 @@
 #   make test   install what is missing, start what the tests need, run every test
 # and, while working (no Redis, no PostgreSQL):
 #   make check      lint, format, import contracts, types, the migration check (under a minute)
-#   make test-fast  the unit tests: no integration, browser or real-engine tests
+#   make test-fast  the unit tests, on both cores: no integration, browser or real-engine tests
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python

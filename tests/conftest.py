@@ -37,7 +37,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+    # In a worker of `--dist loadgroup` (xdist sets `loadgroup` there; its `dist` is "no"): the
+    # controller deals the packages out in the order the workers collected them.
+    if hasattr(config, "workerinput") and getattr(config.option, "loadgroup", False):
         parallel.slowest_first(items)
 
 

@@ -1,16 +1,18 @@
-"""pytest-xdist for `make test` (`-n 2 --dist loadgroup`): both cores, and no shared server.
+"""pytest-xdist for `make test-fast` (and `AVIA_TEST_WORKERS=2 make test`; `-n 2 --dist
+loadgroup`): both cores, and no shared server.
 
 Each worker gets a Redis of its own (the fault tests stop and start theirs, and a task queued
 by one worker's tests must never reach the other's Celery worker) and a media folder of its
 own. The controller starts those Redis servers (`scripts/redis.sh`, on free ports; only when
 the run has a Redis, REDIS_URL, so not for `make test-fast`) and hands their addresses to each
-worker before its Django settings are read; it stops them when the run ends. The test database is per worker already (pytest-django adds `_gw0`, `_gw1`).
+worker before its Django settings are read; it stops them when the run ends. The test database
+is per worker already (pytest-django adds `_gw0`, `_gw1`).
 
 Tests are dealt out by package (by file at the top of `tests/`): a package's package- and
 session-wide set-ups (the Celery worker of `tests/integration` and `tests/browser`, the
 incident report of `tests/reports`, the OpenID providers of `tests/sso`) then run once, not
-once per worker. The packages that wait longest go first, so that neither worker is left
-with a long one at the end while the other idles.
+once per worker. The packages that wait or take longest go first (FIRST), so that neither
+worker is left with a long one at the end while the other idles.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from assessments.presenters.answers import yes_no_labels
 from core.text import text_errors
 from questionnaires import bounds
 from questionnaires.spec import ANSWER_TYPES, LANGUAGES, YES_NO_CODES, code_to_identifier
-from scoring.documents import CatalogueDocument, LineMap
+from scoring.catalogue_files.document import CatalogueDocument, LineMap
 
 from . import layout
 from .reading import (

@@ -42,7 +42,7 @@ from assessments.services.answers import (
 from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
-from scoring.documents import CatalogueDocument
+from scoring.catalogue_files.document import CatalogueDocument
 from scoring.services import CatalogueDraft, catalogue_draft_create
 
 from . import layout

@@ -23,8 +23,9 @@ from assessments.models import Channel
 from core.api.base import InputSerializer, error_responses
 
 from . import selectors, services
-from .checks import MIN_PREFIX_TOKENS, MIN_SAMPLES
+from .checks import MIN_PREFIX_TOKENS
 from .models import ProbeRun, ProbeSetup
+from .prefix_cache_statistics import MIN_SAMPLES
 from .result import CHECKS
 from .runner import TOO_FEW_SAMPLES, TOO_SHORT_PREFIX
 

@@ -1,6 +1,6 @@
 """One probe from start to finish: validate the set-up, reach the endpoint with both keys,
 calibrate, run the chosen checks. The one implementation behind `manage.py probe` and the
-Celery task (`probes.services.probe_run_execute`). Pure: no ORM, no Celery.
+Celery task (`probes.services.runs.probe_run_execute`). Pure: no ORM, no Celery.
 """
 
 from __future__ import annotations

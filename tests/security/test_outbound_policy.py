@@ -19,7 +19,7 @@ from core.outbound import OutboundPolicy, outbound_client, parse_networks
 from probes.client import Budget, ChatClient
 from probes.endpoint import ApiKey, ProbeInputError, endpoint_validate
 from probes.models import ProbeSetup
-from probes.services import probe_setup_save
+from probes.services.setup import probe_setup_save
 from tests.probes.conftest import make_v2_assessment, setup_fields
 from tests.probes.test_portal import form_data, probe_page
 from tests.probes.vendor import reference_vendor

@@ -306,6 +306,14 @@ WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 60)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
+# Single sign-on (sso/, docs/sso.md): the issuer an owner enters, and the token and key endpoints
+# its discovery document names, are reached through the same policy (core.outbound); internal
+# addresses only when listed here (CIDRs, e.g. 10.20.0.0/16 for a provider inside the company's
+# network; the demo and the tests allow 127.0.0.0/8).
+try:
+    SSO_ALLOWED_NETWORKS = parse_networks(env_list("SSO_ALLOWED_NETWORKS", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"SSO_ALLOWED_NETWORKS: {exc}") from exc
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -16,7 +15,13 @@ from core.encryption import secret_encrypt
 from core.errors import ServiceError
 
 from .models import IdentityProvider, VouchedDomain
-from .oidc import SsoRefused
+from .oidc import (
+    SsoRefused,
+    refusal_text,
+    sso_outbound_policy,
+    url_host_port,
+    url_problem,
+)
 from .selectors import provider_for
 
 
@@ -33,18 +38,18 @@ class ProviderSettings:
 
 
 def _issuer_error(issuer: str) -> str | None:
-    parts = urlsplit(issuer)
-    if parts.scheme == "https" and parts.hostname:
-        return None
-    loopback = parts.hostname == "localhost"
-    if parts.hostname and not loopback:
-        try:
-            loopback = ipaddress.ip_address(parts.hostname).is_loopback
-        except ValueError:
-            loopback = False
-    if parts.scheme == "http" and loopback:
-        return None  # a provider on this machine (development, tests)
-    return _("The issuer URL must start with https://.")
+    """Why single sign-on may not use `issuer`: not https://, or an internal address that the
+    operator's SSO_ALLOWED_NETWORKS does not list (core.outbound; checked again on every call,
+    on the address connected to). Plain http:// only to a listed network (development, tests)."""
+    scheme = urlsplit(issuer).scheme
+    target = url_host_port(issuer)
+    if scheme not in ("https", "http") or target is None:
+        return _("The issuer URL must start with https://.")
+    if (refused := url_problem(issuer)) is not None:
+        return refusal_text(refused)
+    if scheme == "http" and not sso_outbound_policy().within_allowed_networks(*target):
+        return _("The issuer URL must start with https://.")
+    return None
 
 
 def _normalized_domains(domains: list[str]) -> list[str]:

@@ -19,6 +19,7 @@ from django.test import Client
 
 from accounts.models import Organization
 from core.outbound import parse_networks
+from sso.models import IdentityProvider
 from sso.services import ProviderSettings, provider_configure
 from tests.conftest import LOOPBACK
 
@@ -109,17 +110,19 @@ def oidc_providers() -> Iterator[dict[str, Provider]]:
 
 def configure(
     organization: Organization,
-    provider: Provider,
+    provider: Provider | str,
     *,
     allow_join: bool = False,
     require_sso: bool = False,
     break_glass_owner_id: int | None = None,
     default_role: str = "viewer",
-) -> None:
-    provider_configure(
+) -> IdentityProvider:
+    """Save the organization's provider: one of the test provider processes, or an issuer URL
+    that nothing is called at."""
+    return provider_configure(
         organization=organization,
         settings=ProviderSettings(
-            issuer=provider.issuer,
+            issuer=provider if isinstance(provider, str) else provider.issuer,
             client_id=CLIENT_ID,
             client_secret=CLIENT_SECRET,
             email_domains=["acme.test"],

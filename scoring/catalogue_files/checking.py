@@ -47,7 +47,9 @@ ENGLISH_ONLY = ["en"]
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
-_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# A question, section or rule code: what AVIA's conditions can name (the spreadsheet import makes
+# its codes to it: spreadsheets.catalogue_import.questions.question_code).
+CODE_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _TOP_LEVEL = ("questionnaire", "ruleset", "frameworks")
 _QUESTIONNAIRE_KEYS = {
     "slug", "version", "extends", "title", "description", "units", "sections", "add_questions",
@@ -251,7 +253,7 @@ def _entry_code(raw: Any, path: Path, problems: ProblemList, not_a_mapping: str)
         problems.add(not_a_mapping, path=path)
         return None
     return check_string(
-        raw.get("code"), (*path, "code"), problems, pattern=_CODE,
+        raw.get("code"), (*path, "code"), problems, pattern=CODE_PATTERN,
         limit=bounds.CATALOGUE_CODE_CHARS_MAX, what=gettext_noop("a letter, then letters, digits, - or _"),
     )  # fmt: skip
 
@@ -477,7 +479,7 @@ def _check_rule(raw: Any, path: Path, problems: ProblemList, texts: Texts) -> di
     if not isinstance(raw, dict):
         problems.add(gettext_noop("A rule must be a mapping."), path=path)
         return None
-    rule_id = check_string(raw.get("id"), (*path, "id"), problems, pattern=_CODE,
+    rule_id = check_string(raw.get("id"), (*path, "id"), problems, pattern=CODE_PATTERN,
                            limit=bounds.CATALOGUE_ID_CHARS_MAX,
                            what=gettext_noop("a letter, then letters, digits, - or _"))  # fmt: skip
     if rule_id is None:

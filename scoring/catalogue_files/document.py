@@ -1,7 +1,7 @@
 """What reading an uploaded catalogue gives: its data and where each entry is.
 
 Its own module because two readers make it (the YAML file in `reading`, a spreadsheet in
-`spreadsheets.catalogue_import`) and the checks use it to name the line or cell of a problem.
+`spreadsheets.catalogue_import.document`) and the checks use it to name the line or cell of a problem.
 """
 
 from __future__ import annotations

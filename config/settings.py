@@ -8,38 +8,20 @@ import datetime as dt
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
 import dj_database_url
-from boto3.s3.transfer import TransferConfig
-from botocore.config import Config
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+# Settings kept in modules of their own, and settings here too (`X as X`: imported to be one).
+from config.api_settings import REST_FRAMEWORK as REST_FRAMEWORK
+from config.api_settings import SPECTACULAR_SETTINGS as SPECTACULAR_SETTINGS
+from config.environment import env_bool, env_int, env_list, env_str
+from config.file_storages import S3_TRANSFER as S3_TRANSFER
+from config.file_storages import file_storage
 from core.outbound import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_str(name: str, default: str) -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return int(value) if value else default
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
-
 
 DEBUG = env_bool("DEBUG", True)
 DEVELOPMENT_SECRET_KEY = "avia-insecure-development-key-change-me-in-production"
@@ -267,60 +249,12 @@ AVIA_STORAGE = env_str("AVIA_STORAGE", "local")
 if AVIA_STORAGE not in {"local", "s3"}:
     raise ImproperlyConfigured("AVIA_STORAGE must be 'local' or 's3'.")
 AVIA_S3_PREFIX = env_str("AVIA_S3_PREFIX", "").strip("/")
-
-
-# Parts of 8 MB, two at a time and at most two read ahead: a transfer holds about 16-32 MB in
-# memory, not the whole file (boto3's defaults buffered 56 MB for a 50 MB upload: ten parts).
-# A download queues at most 16 chunks of 256 KB for the writer (boto3's default of 100 let a
-# slow disk on a busy machine hold 25 MB of the file in that queue).
-S3_TRANSFER = TransferConfig(
-    multipart_threshold=8 * 1024 * 1024,
-    multipart_chunksize=8 * 1024 * 1024,
-    max_concurrency=2,
-    max_io_queue=16,
-)
-S3_TRANSFER.max_in_memory_upload_chunks = 2  # s3transfer's setting, not an argument of boto3's
-
-
-def _file_storage(kind: str) -> dict[str, Any]:
-    if AVIA_STORAGE == "local":
-        options: dict[str, Any] = {"subdirectory": kind}
-        if kind == "reports":
-            # Read-only once written: a ready report's file is never rewritten.
-            options["file_permissions_mode"] = 0o440
-        return {"BACKEND": "core.storage.PrivateFileStorage", "OPTIONS": options}
-    return {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {
-            "bucket_name": env_str("AVIA_S3_BUCKET", ""),
-            "endpoint_url": env_str("AVIA_S3_ENDPOINT_URL", "") or None,
-            "region_name": env_str("AVIA_S3_REGION", "") or None,
-            "access_key": env_str("AVIA_S3_ACCESS_KEY_ID", "") or None,
-            "secret_key": env_str("AVIA_S3_SECRET_ACCESS_KEY", "") or None,
-            "location": f"{AVIA_S3_PREFIX}/{kind}" if AVIA_S3_PREFIX else kind,
-            "default_acl": None,  # the bucket's own (private) policy
-            "file_overwrite": False,
-            "querystring_auth": True,
-            # Reading an object spools it to a temporary file past 8 MB, not to memory.
-            "max_memory_size": 8 * 1024 * 1024,
-            "transfer_config": S3_TRANSFER,
-            "client_config": Config(
-                connect_timeout=env_int("AVIA_S3_TIMEOUT_SECONDS", 10),
-                read_timeout=env_int("AVIA_S3_TIMEOUT_SECONDS", 10),
-                retries={"max_attempts": 2, "mode": "standard"},
-                signature_version="s3v4",
-                # "path" for MinIO, Ceph RGW and Garage on one host name; "virtual" for AWS.
-                s3={"addressing_style": env_str("AVIA_S3_ADDRESSING_STYLE", "") or None},
-            ),
-        },
-    }
-
-
+# Each kind's options, and S3_TRANSFER (what a transfer holds in memory): config/file_storages.py.
 STORAGES = {
     "default": {"BACKEND": "core.storage.PrivateFileStorage", "OPTIONS": {"subdirectory": ""}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    "evidence": _file_storage("evidence"),
-    "reports": _file_storage("reports"),
+    "evidence": file_storage("evidence", backend=AVIA_STORAGE, s3_prefix=AVIA_S3_PREFIX),
+    "reports": file_storage("reports", backend=AVIA_STORAGE, s3_prefix=AVIA_S3_PREFIX),
 }
 if AVIA_STORAGE == "s3" and not STORAGES["evidence"]["OPTIONS"]["bucket_name"]:
     raise ImproperlyConfigured("AVIA_STORAGE=s3 needs AVIA_S3_BUCKET.")
@@ -372,6 +306,14 @@ WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 60)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
+# Single sign-on (sso/, docs/sso.md): the issuer an owner enters, and the token and key endpoints
+# its discovery document names, are reached through the same policy (core.outbound); internal
+# addresses only when listed here (CIDRs, e.g. 10.20.0.0/16 for a provider inside the company's
+# network; the demo and the tests allow 127.0.0.0/8).
+try:
+    SSO_ALLOWED_NETWORKS = parse_networks(env_list("SSO_ALLOWED_NETWORKS", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"SSO_ALLOWED_NETWORKS: {exc}") from exc
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
@@ -498,71 +440,7 @@ PROBE_TIMEOUT_S = env_int("PROBE_TIMEOUT_S", 900)
 PROBE_SAMPLES = env_int("PROBE_SAMPLES", 40)  # the most per design (sequential sampling)
 PROBE_PREFIX_TOKENS = env_int("PROBE_PREFIX_TOKENS", 4096)
 
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "accounts.authentication.ApiTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "EXCEPTION_HANDLER": "core.api.base.exception_handler",
-    "DEFAULT_PARSER_CLASSES": [
-        "core.api.bounded_json.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    # JSON only. DRF's browsable API needs a queryset and a serializer class on every view
-    # (these views keep their queries in selectors) and inline scripts the content security
-    # policy forbids; the API's documentation is the OpenAPI page (/api/docs/).
-    "DEFAULT_RENDERER_CLASSES": ["core.api.bounded_json.SafeJSONRenderer"],
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "core.pagination.ListPagination",
-    "PAGE_SIZE": 50,
-}
-
-SPECTACULAR_SETTINGS = {
-    "TITLE": "AVIA API",
-    "DESCRIPTION": "AI Vendor Isolation Assessment: questionnaires, assessments, findings, reports.",
-    "VERSION": "1.0.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    # Request and response components apart: a request body is closed (no unknown keys), a
-    # response's read-only fields are not part of what a client may send.
-    "COMPONENT_SPLIT_REQUEST": True,
-    # `<id:…>` (core.ids.IdConverter): a row id, 1 to 2**63 - 1 (core.ids.MAX_ID).
-    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "core.api.schema.add_error_responses",
-        "webhooks.schema.webhooks_as_extension",
-    ],
-    # The payload of every webhook event (webhooks/schema.py), under `x-webhooks`.
-    "WEBHOOKS": [
-        f"webhooks.schema.{event}"
-        for event in (
-            "assessment_submitted",
-            "assessment_scored",
-            "assessment_signed_off",
-            "report_ready",
-            "probe_finished",
-            "risk_acceptance_expiring",
-            "rescore_batch_finished",
-            "test_event",
-        )
-    ],
-    "ENUM_NAME_OVERRIDES": {
-        "AssessmentStatusEnum": "assessments.models.AssessmentStatus",
-        "ReportStatusEnum": "reports.models.ReportStatus",
-        "ProbeRunStatusEnum": "probes.models.ProbeRunStatus",
-        "ChannelEnum": "assessments.models.Channel",
-        "RescoreBatchStatusEnum": "portfolio.models.BatchStatus",
-        "PortfolioReportKindEnum": "reports.models.PortfolioKind",
-        # The evidence kinds kept their first name when a second `kind` (portfolio reports') came.
-        "KindEnum": "assessments.serializers.EVIDENCE_KINDS",
-    },
-}
+# The API (REST_FRAMEWORK, SPECTACULAR_SETTINGS) is set up in config/api_settings.py.
 
 LOGGING = {
     "version": 1,

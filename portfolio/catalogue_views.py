@@ -29,7 +29,7 @@ from core.web import add_errors, add_messages, confirm_page, error_summary
 from questionnaires import bounds
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
 from questionnaires.selectors import share_given, shares_given
-from scoring.documents import CatalogueInvalid
+from scoring.catalogue_files.problems import CatalogueInvalid
 from scoring.models import Ruleset
 from scoring.selectors import frameworks_for, ruleset_owned, rulesets_owned_by
 from scoring.services import (

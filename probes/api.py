@@ -22,11 +22,14 @@ from assessments import selectors as assessment_selectors
 from assessments.models import Channel
 from core.api.base import InputSerializer, error_responses
 
-from . import selectors, services
-from .checks import MIN_PREFIX_TOKENS, MIN_SAMPLES
+from . import selectors
+from .checks import MIN_PREFIX_TOKENS
 from .models import ProbeRun, ProbeSetup
+from .prefix_cache_statistics import MIN_SAMPLES
 from .result import CHECKS
 from .runner import TOO_FEW_SAMPLES, TOO_SHORT_PREFIX
+from .services.runs import PROBE_RUN_CAPABILITIES, probe_run_request
+from .services.setup import tokens_spent_under
 
 
 class ProbeSetupSerializer(serializers.ModelSerializer):
@@ -66,7 +69,7 @@ class ProbeSetupSerializer(serializers.ModelSerializer):
         return None
 
     def get_tokens_spent_under_authorisation(self, setup: ProbeSetup) -> int:
-        return services.tokens_spent_under(setup)
+        return tokens_spent_under(setup)
 
 
 class ProbeRunSerializer(serializers.ModelSerializer):
@@ -167,7 +170,7 @@ class AssessmentProbe(OrganizationAPIView):
 class AssessmentProbeRuns(OrganizationAPIView):
     """Starting a probe of the endpoint the vendor authorised."""
 
-    required_capability: ClassVar[dict[str, Any]] = {"POST": services.PROBE_RUN_CAPABILITIES}
+    required_capability: ClassVar[dict[str, Any]] = {"POST": PROBE_RUN_CAPABILITIES}
 
     @extend_schema(
         tags=["probe"],
@@ -184,7 +187,7 @@ class AssessmentProbeRuns(OrganizationAPIView):
         )
         serializer = ProbeRunInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = services.probe_run_request(
+        run = probe_run_request(
             assessment=assessment, actor=org.user, channel=Channel.API, **serializer.validated_data
         )
         run = selectors.probe_run_get(organization=org.organization, probe_run_id=run.pk)

@@ -1,23 +1,30 @@
-"""The probe's three checks, as probe.md and its second edition (probe-v2.md) describe them.
-Pure: an endpoint client in, a check result out.
+"""The probe's three checks, as probe.md and its second edition (probe-v2.md) describe them:
+the requests each sends and what their replies mean. Pure: an endpoint client in, a check
+result out.
 
 Each check works out what it will cost from the calibrated tokens per filler unit and gives
 `inconclusive` without sending anything when the budget cannot cover it; the client checks the
-budget again before every single request.
+budget again before every single request. What a check is given is in `probes.check_context`;
+the prefix cache's statistics, which decide its verdict, in `probes.prefix_cache_statistics`.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-
-from scipy.stats import mannwhitneyu
+from collections.abc import Mapping
 
 from . import prompts
-from .client import TEXT_FIELDS, BudgetExceeded, ChatClient, Reply, TimeLimitReached
-from .endpoint import ApiKey
+from .check_context import (
+    STOPPED,
+    CheckContext,
+    CheckFailed,
+    Tenant,
+    budget_reason,
+    refused_tenants_reason,
+)
+from .client import TEXT_FIELDS, ChatClient, Reply
+from .prefix_cache_statistics import FIRST_LOOK_SAMPLES, Sample, prefix_cache_sequential
 from .result import (
     INCONCLUSIVE,
     CanaryHit,
@@ -25,7 +32,6 @@ from .result import (
     OversizeResult,
     PrefixCacheResult,
     PromptOutcome,
-    TimingSamples,
 )
 
 # Oversize: prompts of about 90 % and 110 % of the declared context, one token back. When the
@@ -48,74 +54,9 @@ EXCERPT_CHARS = 80
 # (A warms, B measures) and the same-tenant control (A warms, A measures) alternate sample by
 # sample: six prefix-sized prompts per sample.
 PROMPTS_PER_SAMPLE = 6
-SIGNIFICANCE = 0.01  # α
-FAR_FROM_SIGNIFICANT = 0.05
-# `isolated` needs the control to show the cache at α/10: an endpoint whose own cache barely
-# shows cannot tell us that another tenant's requests did not use it. The third test (B's hits
-# slower than A's) is held to α/10 too, stricter than probe-v2.md's α (so it still meets it):
-# on a shared cache B's and A's hits come from one cache and differ only by chance, and at α
-# chance alone called 1 of 1,000 random shared caches `isolated`; at α/10, 5 of 10,000 very
-# noisy ones (tests/probes/test_verdicts.py). A real per-tenant cache separates B's hits from
-# A's as clearly as the control does, so nothing is lost.
-CONTROL_STRICTNESS = 10
-FIRST_LOOK_SAMPLES, SAMPLES_PER_LOOK = 10, 5
-# With fewer samples a one-sided Mann-Whitney U test cannot reach p < 0.01 even when every hit
-# is faster than every miss (n = 5: p = 1/252).
-MIN_SAMPLES = 5
 MIN_PREFIX_TOKENS = 1024
 # The nonce at the front of each prefix costs a few tokens more than the filler.
 NONCE_TOKENS = 32
-NOT_ENOUGH_EVIDENCE = "not enough evidence either way after {samples} samples"
-
-_STOPPED = (BudgetExceeded, TimeLimitReached)
-
-
-@dataclass(frozen=True)
-class Tenant:
-    label: str  # "A" or "B"
-    key: ApiKey
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What calibration learnt: a prompt of u filler units costs about
-    `template_tokens + u * tokens_per_unit` tokens at this endpoint."""
-
-    client: ChatClient
-    declared_context: int
-    tokens_per_unit: float
-    tenant_a: Tenant | None  # None: the endpoint refused this tenant's key
-    tenant_b: Tenant | None
-    template_tokens: float = 0.0
-    largest_accepted: int = 0  # the largest prompt (tokens) the endpoint has answered
-
-    def units_for(self, target_tokens: float, tokens_per_unit: float | None = None) -> int:
-        """The filler units of a prompt of about `target_tokens` tokens."""
-        per_unit = tokens_per_unit or self.tokens_per_unit
-        return max(1, round((target_tokens - self.template_tokens) / per_unit))
-
-    def estimate(self, units: int, tokens_per_unit: float | None = None) -> int:
-        per_unit = tokens_per_unit or self.tokens_per_unit
-        return math.ceil(self.template_tokens + units * per_unit)
-
-    def both_tenants(self) -> tuple[Tenant, Tenant] | None:
-        if self.tenant_a is None or self.tenant_b is None:
-            return None
-        return self.tenant_a, self.tenant_b
-
-
-def _refused_tenants(context: CheckContext) -> str:
-    refused = [t for t, tenant in (("A", context.tenant_a), ("B", context.tenant_b)) if not tenant]
-    return (
-        f"needs both test tenants; the endpoint refused the key of tenant {' and '.join(refused)}"
-    )
-
-
-def _budget_reason(needed: int, remaining: int) -> str:
-    return (
-        f"not sent: the check needs about {needed:,} prompt tokens and the budget has "
-        f"{remaining:,} left"
-    )
 
 
 # -- oversize ------------------------------------------------------------------------------
@@ -128,7 +69,7 @@ def check_oversize(context: CheckContext) -> OversizeResult:
     and refusals that are not about the prompt."""
     tenant = context.tenant_a or context.tenant_b
     if tenant is None:
-        return OversizeResult(INCONCLUSIVE, reason=_refused_tenants(context))
+        return OversizeResult(INCONCLUSIVE, reason=refused_tenants_reason(context))
     client = context.client
     declared = context.declared_context
     below_target = round(BELOW_SHARE * declared)
@@ -139,7 +80,7 @@ def check_oversize(context: CheckContext) -> OversizeResult:
     if below_estimate + above_estimate > client.budget.remaining:
         return OversizeResult(
             INCONCLUSIVE,
-            reason=_budget_reason(below_estimate + above_estimate, client.budget.remaining),
+            reason=budget_reason(below_estimate + above_estimate, client.budget.remaining),
         )
     below_outcome: PromptOutcome | None = None
     try:
@@ -160,7 +101,7 @@ def check_oversize(context: CheckContext) -> OversizeResult:
         above_units = context.units_for(above_target, tokens_per_unit)
         above_estimate = context.estimate(above_units, tokens_per_unit)
         above = _send_sized(context, tenant, above_units, above_estimate)
-    except _STOPPED as stop:
+    except STOPPED as stop:
         return OversizeResult(INCONCLUSIVE, below=below_outcome, reason=str(stop))
     above_outcome = _outcome(above, above_estimate, above_target, declared)
     if above.ok:
@@ -200,7 +141,7 @@ def _bisect_served_context(
             units = context.units_for(target)
             estimate = context.estimate(units)
             if estimate > context.client.budget.remaining:
-                reason = "the bisection stopped: " + _budget_reason(
+                reason = "the bisection stopped: " + budget_reason(
                     estimate, context.client.budget.remaining
                 )
                 break
@@ -214,7 +155,7 @@ def _bisect_served_context(
             else:
                 reason = f"the bisection stopped: a prompt failed ({reply.describe()})"
                 break
-    except _STOPPED as stop:
+    except STOPPED as stop:
         reason = f"the bisection stopped: {stop}"
     return OversizeResult(
         "overclaimed",
@@ -260,7 +201,7 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
     carries the other tenant's canary (searched both ways), else `clean`."""
     tenants = context.both_tenants()
     if tenants is None:
-        return CanaryResult(INCONCLUSIVE, reason=_refused_tenants(context))
+        return CanaryResult(INCONCLUSIVE, reason=refused_tenants_reason(context))
     tenant_a, tenant_b = tenants
     client = context.client
     segment_units = prompts.segment_filler_units(context.tokens_per_unit)
@@ -271,7 +212,7 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
     if calibration_estimate + one_pair > client.budget.remaining:
         return CanaryResult(
             INCONCLUSIVE,
-            reason=_budget_reason(calibration_estimate + one_pair, client.budget.remaining),
+            reason=budget_reason(calibration_estimate + one_pair, client.budget.remaining),
         )
 
     sent: dict[str, set[str]] = {"A": set(), "B": set()}
@@ -295,7 +236,7 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
         responses.append(("A#0", "A", reply.texts))
         if not reply.ok or not reply.prompt_tokens:
             failed += not reply.ok
-            raise _CheckFailed(f"the canary calibration prompt failed ({reply.describe()})")
+            raise CheckFailed(f"the canary calibration prompt failed ({reply.describe()})")
         tokens_per_segment = reply.prompt_tokens / CANARY_CALIBRATION_SEGMENTS
         segments = {
             "A": max(1, round(CANARY_A_SHARE * context.declared_context / tokens_per_segment)),
@@ -306,7 +247,7 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
         affordable = client.budget.remaining // pair_cost
         pairs = min(pairs_wanted, affordable)
         if pairs == 0:
-            raise _CheckFailed(_budget_reason(pair_cost, client.budget.remaining))
+            raise CheckFailed(budget_reason(pair_cost, client.budget.remaining))
         if pairs < pairs_wanted:
             reason = f"the budget allowed {pairs} of {pairs_wanted} pairs"
         for pair in range(1, pairs + 1):
@@ -330,9 +271,9 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
                 if not reply.ok:
                     last_failure = f"tenant {tenant.label}: {reply.describe()}"
             pairs_answered += answered == 2
-    except _CheckFailed as failure:
+    except CheckFailed as failure:
         reason = str(failure)
-    except _STOPPED as stop:
+    except STOPPED as stop:
         reason = str(stop)
 
     hits = tuple(_find_canaries(responses, sent))
@@ -354,10 +295,6 @@ def check_canary(context: CheckContext, *, pairs_wanted: int = CANARY_PAIRS) -> 
         failed_requests=failed,
         reason=reason,
     )
-
-
-class _CheckFailed(Exception):
-    pass
 
 
 def _find_canaries(
@@ -388,137 +325,6 @@ def _find_canaries(
 # -- prefix cache --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Sample:
-    """One sample of both designs: times to first token in ms, unrounded."""
-
-    cross_hit: float
-    cross_miss: float
-    same_hit: float
-    same_miss: float
-
-
-@dataclass(frozen=True)
-class PrefixCacheTests:
-    """The three one-sided Mann-Whitney U tests of probe-v2.md."""
-
-    p_cross_tenant: float  # B's hits (A warmed) faster than B's misses
-    p_same_tenant: float  # A's hits (A warmed) faster than A's misses: the control
-    p_cross_slower_than_same: float  # B's hits slower than A's hits
-
-
-def planned_looks(max_samples: int) -> tuple[int, ...]:
-    """The sample counts at which the tests are made: 10, 15, 20, ... up to the maximum
-    (which is always a look), or just the maximum when it is below 10."""
-    first = min(FIRST_LOOK_SAMPLES, max_samples)
-    looks = list(range(first, max_samples + 1, SAMPLES_PER_LOOK))
-    if looks[-1] != max_samples:
-        looks.append(max_samples)
-    return tuple(looks)
-
-
-def alpha_per_look(max_samples: int) -> float:
-    """α split evenly over the planned looks (Bonferroni). Looking at the data again and again
-    gives chance more tries at a small p-value; with α/K at each of K planned looks, the chance
-    that any look crosses a threshold by chance is at most α whatever the looks' correlation.
-    Conservative next to a group-sequential boundary, but it needs no tables and no library
-    beyond scipy, and a stop forced by the budget or the time limit can take the place of the
-    next planned look without spending more than α."""
-    return SIGNIFICANCE / len(planned_looks(max_samples))
-
-
-def _p_less(smaller: Sequence[float], larger: Sequence[float]) -> float:
-    """One-sided Mann-Whitney U: are the values of `smaller` smaller than those of `larger`?
-    Exact where there are no ties (times are unrounded, so ties are rare), else the normal
-    approximation with scipy's tie correction."""
-    tied = len(set(smaller) | set(larger)) < len(smaller) + len(larger)
-    method = "asymptotic" if tied else "exact"
-    return float(mannwhitneyu(smaller, larger, alternative="less", method=method).pvalue)
-
-
-def prefix_cache_tests(cross: TimingSamples, same: TimingSamples) -> PrefixCacheTests:
-    return PrefixCacheTests(
-        p_cross_tenant=_p_less(cross.hit, cross.miss),
-        p_same_tenant=_p_less(same.hit, same.miss),
-        p_cross_slower_than_same=_p_less(same.hit, cross.hit),
-    )
-
-
-def prefix_cache_verdict(tests: PrefixCacheTests, *, alpha: float) -> str | None:
-    """The verdict of one look at level `alpha`, or None to sample on.
-
-    `shared` first: when B's hits are faster, nothing else matters. `isolated` only when the
-    three tests agree: the control shows a cache (p < α/10), B's hits are slower than A's
-    (p < α/10), and the cross-tenant test is far from significant. A shared cache gives B the same hits A gets,
-    so the third test cannot pass on one except by chance (α). `no_cache_seen` when neither
-    design is anywhere near significant."""
-    if tests.p_cross_tenant < alpha:
-        return "shared"
-    if (
-        tests.p_same_tenant < alpha / CONTROL_STRICTNESS
-        and tests.p_cross_slower_than_same < alpha / CONTROL_STRICTNESS
-        and tests.p_cross_tenant >= FAR_FROM_SIGNIFICANT
-    ):
-        return "isolated"
-    if tests.p_cross_tenant >= FAR_FROM_SIGNIFICANT and tests.p_same_tenant >= FAR_FROM_SIGNIFICANT:
-        return "no_cache_seen"
-    return None
-
-
-@dataclass(frozen=True)
-class SequentialRun:
-    result: str
-    cross_tenant: TimingSamples
-    same_tenant: TimingSamples
-    looks: int
-    tests: PrefixCacheTests | None
-    reason: str | None
-
-
-def prefix_cache_sequential(draw: Callable[[], Sample], *, max_samples: int) -> SequentialRun:
-    """Draw samples until a look gives a verdict or `max_samples` is reached. `draw` sends one
-    sample's six requests (or makes up timings, in tests); it may raise BudgetExceeded or
-    TimeLimitReached (then one last look is made with the samples so far, in place of the next
-    planned one) or _CheckFailed (inconclusive, no look)."""
-    looks = planned_looks(max_samples)
-    alpha = alpha_per_look(max_samples)
-    taken: list[Sample] = []
-    made, tests, result = 0, None, None
-    stopped: str | None = None
-
-    def timings() -> tuple[TimingSamples, TimingSamples]:
-        return (
-            TimingSamples(tuple(s.cross_hit for s in taken), tuple(s.cross_miss for s in taken)),
-            TimingSamples(tuple(s.same_hit for s in taken), tuple(s.same_miss for s in taken)),
-        )
-
-    try:
-        for look_at in looks:
-            while len(taken) < look_at:
-                taken.append(draw())
-            made += 1
-            tests = prefix_cache_tests(*timings())
-            result = prefix_cache_verdict(tests, alpha=alpha)
-            if result is not None:
-                break
-    except _STOPPED as stop:
-        stopped = str(stop)
-        if len(taken) >= MIN_SAMPLES and made < len(looks):
-            made += 1
-            tests = prefix_cache_tests(*timings())
-            result = prefix_cache_verdict(tests, alpha=alpha)
-    except _CheckFailed as failure:
-        cross, same = timings()
-        return SequentialRun(INCONCLUSIVE, cross, same, made, tests, str(failure))
-    cross, same = timings()
-    if result is not None:
-        return SequentialRun(result, cross, same, made, tests, None)
-    reason = NOT_ENOUGH_EVIDENCE.format(samples=len(taken))
-    if stopped:
-        reason += f" (stopped: {stopped})"
-    return SequentialRun(INCONCLUSIVE, cross, same, made, tests, reason)
-
-
 def check_prefix_cache(
     context: CheckContext, *, samples: int, prefix_tokens: int
 ) -> PrefixCacheResult:
@@ -533,7 +339,7 @@ def check_prefix_cache(
             INCONCLUSIVE,
             max_samples=samples,
             prefix_tokens=prefix_tokens,
-            reason=_refused_tenants(context),
+            reason=refused_tenants_reason(context),
         )
     tenant_a, tenant_b = tenants
     client = context.client
@@ -545,7 +351,7 @@ def check_prefix_cache(
             INCONCLUSIVE,
             max_samples=samples,
             prefix_tokens=prefix_tokens,
-            reason=_budget_reason(needed, client.budget.remaining),
+            reason=budget_reason(needed, client.budget.remaining),
         )
     designs = (("cross", tenant_a, tenant_b), ("same", tenant_a, tenant_a))
 
@@ -560,7 +366,7 @@ def check_prefix_cache(
             prefix = prompts.random_prefix(units)
             warm = _stream(client, warmer, prefix, estimate)
             if not warm.ok:
-                raise _CheckFailed(f"a warming request failed ({warm.describe()})")
+                raise CheckFailed(f"a warming request failed ({warm.describe()})")
             _hit_reply, hit = _timed(client, measurer, prefix, estimate, "hit")
             times[design] = (hit, miss)
         return Sample(*times["cross"], *times["same"])
@@ -612,7 +418,7 @@ def _timed(
 ) -> tuple[Reply, float]:
     reply = _stream(client, tenant, prompt, estimate)
     if not reply.ok or reply.ttft_ms is None:
-        raise _CheckFailed(f"a timed request ({kind}) failed ({reply.describe()})")
+        raise CheckFailed(f"a timed request ({kind}) failed ({reply.describe()})")
     return reply, reply.ttft_ms
 
 

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from assessments.presenters.probe import CHECK_TITLES
 
 from .result import CHECKS
-from .services import MAX_CEILING_TOKENS, MAX_KEY_LENGTH
+from .services.setup import MAX_CEILING_TOKENS, MAX_KEY_LENGTH
 
 DATETIME_INPUT = "%Y-%m-%dT%H:%M"
 

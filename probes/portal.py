@@ -33,7 +33,7 @@ from .endpoint import HTTPS_ONLY_MESSAGE
 from .forms import DATETIME_INPUT, ProbeSetupForm
 from .models import ProbeSetup
 from .presenters import cost_plan, setup_facts
-from .services import consent_codes, probe_setup_check, probe_setup_save
+from .services.setup import consent_codes, probe_setup_check, probe_setup_save
 
 # The shared spec's probe.md sizes the prompts from the context the vendor advertises (CTX-01).
 DECLARED_CONTEXT_QUESTION = "CTX-01"

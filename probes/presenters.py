@@ -16,7 +16,7 @@ from core.formats import format_datetime, format_number, format_tokens
 from .models import ProbeSetup
 from .result import CHECKS
 from .runner import CALIBRATION, planned_cost
-from .services import tokens_spent_under
+from .services.setup import tokens_spent_under
 
 
 @dataclass(frozen=True)

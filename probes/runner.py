@@ -1,6 +1,6 @@
 """One probe from start to finish: validate the set-up, reach the endpoint with both keys,
 calibrate, run the chosen checks. The one implementation behind `manage.py probe` and the
-Celery task (`probes.services.probe_run_execute`). Pure: no ORM, no Celery.
+Celery task (`probes.services.runs.probe_run_execute`). Pure: no ORM, no Celery.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from core.outbound import OutboundPolicy
 
 from . import checks as probe_checks
 from . import prompts
+from .check_context import CheckContext, Tenant
 from .client import Budget, BudgetExceeded, ChatClient, Reply, TimeLimitReached
 from .endpoint import ApiKey, ProbeInputError, endpoint_validate, gettext_noop
+from .prefix_cache_statistics import MIN_SAMPLES
 from .result import (
     CANARY,
     CHECKS,
@@ -178,7 +180,7 @@ def options_problems(
     unknown = [name for name in checks if name not in CHECKS]
     if unknown or not checks:
         errors["checks"] = [gettext_noop("Choose among oversize, canary and prefix_cache.")]
-    if samples < probe_checks.MIN_SAMPLES:
+    if samples < MIN_SAMPLES:
         errors["samples"] = [TOO_FEW_SAMPLES]
     if prefix_tokens < probe_checks.MIN_PREFIX_TOKENS:
         errors["prefix_tokens"] = [TOO_SHORT_PREFIX]
@@ -342,9 +344,7 @@ def probe_run(config: ProbeConfig, *, on_progress: ProgressCallback | None = Non
     )
 
 
-def _calibrate(
-    client: ChatClient, config: ProbeConfig
-) -> tuple[probe_checks.CheckContext | None, str | None]:
+def _calibrate(client: ChatClient, config: ProbeConfig) -> tuple[CheckContext | None, str | None]:
     """Is the endpoint there, which keys does it accept, and what does a prompt cost? Tenant A
     sends a short calibration prompt and tenant B a long one (when one key is refused, the
     other tenant sends both): the difference of their usage.prompt_tokens is the cost of the
@@ -391,11 +391,11 @@ def _calibrate(
         units, tokens = max(measured.items())
         tokens_per_unit, template_tokens = tokens / units, 0.0
     tenants = {
-        label: probe_checks.Tenant(label, key) if not replies[label].key_refused else None
+        label: Tenant(label, key) if not replies[label].key_refused else None
         for label, key in (("A", config.key_a), ("B", config.key_b))
     }
     return (
-        probe_checks.CheckContext(
+        CheckContext(
             client=client,
             declared_context=config.declared_context,
             tokens_per_unit=tokens_per_unit,
@@ -431,7 +431,7 @@ def _raise_when_no_endpoint(reply: Reply, client: ChatClient, model: str) -> Non
         raise ProbeUnreachable(f"no chat completions endpoint at {client.url} (check the base URL)")
 
 
-def _run_check(name: str, context: probe_checks.CheckContext, config: ProbeConfig) -> CheckResult:
+def _run_check(name: str, context: CheckContext, config: ProbeConfig) -> CheckResult:
     if name == OVERSIZE:
         return probe_checks.check_oversize(context)
     if name == CANARY:

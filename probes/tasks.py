@@ -8,7 +8,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from core.tasks import TRANSIENT_ERRORS
 
 from .models import ProbeRun
-from .services import (
+from .services.runs import (
     PROBE_RUN_TASK,
     SOFT_TIME_LIMIT_S,
     TIME_LIMIT_S,

@@ -27,10 +27,11 @@ from core.errors import ServiceError
 from core.formats import list_text
 from core.web import add_errors, error_summary
 
-from . import selectors, services
+from . import selectors
 from .forms import ProbeRunForm
 from .models import ProbeRun, ProbeSetup
 from .presenters import cost_plan, setup_facts
+from .services.runs import probe_run_request
 
 # Seconds between two looks at a running probe (its progress is written about once a second).
 POLL_SECONDS = 2
@@ -50,7 +51,7 @@ def probe_run_start(request: HttpRequest, org: OrgContext, assessment_id: int) -
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.probe_run_request(
+            probe_run_request(
                 assessment=assessment,
                 actor=org.user,
                 channel=Channel.WEB,

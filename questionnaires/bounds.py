@@ -41,8 +41,8 @@ def integer_maximum(code: str) -> int:
 
 
 # -- catalogues uploaded by organizations (hostile until checked) ------------------------------
-# One place for every size an uploaded catalogue may reach (scoring.documents checks them before
-# anything is parsed further). Each is far above a real questionnaire (the shipped one: 40
+# One place for every size an uploaded catalogue may reach (scoring.catalogue_files checks them
+# before anything is parsed further). Each is far above a real questionnaire (the shipped one: 40
 # questions, 54 rules, conditions under 200 characters) and low enough that checking an upload
 # and scoring with it stay fast (docs/catalogue-format.md, "Limits").
 CATALOGUE_FILE_BYTES_MAX = 1024 * 1024

@@ -26,7 +26,8 @@ from packaging.version import InvalidVersion, Version
 from .spec import CatalogError, Question, QuestionnaireSpec
 
 # How many combinations of sample values a condition is tried with when it is compiled (the
-# shipped catalogue); an upload shares a budget among its conditions (scoring.documents).
+# shipped catalogue); an upload shares a budget among its conditions
+# (scoring.catalogue_files.compiling).
 CHECK_COMBINATIONS = 2000
 _STRING_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")

@@ -1,5 +1,7 @@
 """REST endpoints for reports: request one (`POST assessments/{id}/reports/`), follow it
-(`GET reports/{id}/`) and download it (`GET reports/{id}/download/`).
+(`GET reports/{id}/`) and download it (`GET reports/{id}/download/`); the same for portfolio
+reports (`portfolio-reports/`). Following and downloading are one pair of views for every
+kind of generated document (`generated_document_views`).
 
 Thin on purpose, like `assessments.api`: shape checks in an input serializer, lookups through
 the selectors (another organization's object is a 404), one service call.
@@ -7,6 +9,7 @@ the selectors (another organization's object is a 404), one service call.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from django.http import HttpResponse
@@ -74,6 +77,79 @@ class GeneratedDocumentSerializer(serializers.ModelSerializer):
         path = reverse(name, kwargs={argument: report.pk})
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+
+class GeneratedDocumentView(OrganizationAPIView):
+    """One generated document (a report, a portfolio report), looked up in the caller's
+    organization. `generated_document_views` makes the detail and download views of each kind,
+    naming its serializer and its selector."""
+
+    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
+    document_serializer: ClassVar[type[GeneratedDocumentSerializer]]
+    # The selector, called `(organization=..., report_id=...)`: another organization's is a 404.
+    document_get: ClassVar[Callable[..., GeneratedDocument]]
+
+    def document(self, org: OrgContext, url_kwargs: Mapping[str, Any]) -> GeneratedDocument:
+        """The document the URL names (by the argument its download route takes)."""
+        _route, argument = self.document_serializer.download_route
+        return type(self).document_get(
+            organization=org.organization, report_id=url_kwargs[argument]
+        )
+
+
+class GeneratedDocumentDetail(GeneratedDocumentView):
+    """Its status, and its SHA-256 and download address once ready."""
+
+    def get(self, request: Request, org: OrgContext, **url_kwargs: Any) -> Response:
+        document = self.document(org, url_kwargs)
+        return Response(self.document_serializer(document, context={"request": request}).data)
+
+
+class GeneratedDocumentDownload(GeneratedDocumentView):
+    """Its PDF once ready, byte for byte as generated."""
+
+    content_negotiation_class = FirstRendererNegotiation
+
+    def get(self, request: Request, org: OrgContext, **url_kwargs: Any) -> HttpResponse:
+        return pdf_response(self.document(org, url_kwargs))
+
+
+def generated_document_views(
+    *,
+    what: str,
+    serializer: type[GeneratedDocumentSerializer],
+    document_get: Callable[..., GeneratedDocument],
+) -> tuple[type[GeneratedDocumentDetail], type[GeneratedDocumentDownload]]:
+    """The detail and download views of one kind of generated document, with their schema
+    (`what`: "report", "portfolio report"; the classes are named after it)."""
+    name = what.title().replace(" ", "")
+    attributes = {
+        "__module__": __name__,
+        "document_serializer": serializer,
+        "document_get": staticmethod(document_get),
+    }
+    detail_doc = f"One {what}: its status, and its SHA-256 and download address once ready."
+    detail = type(
+        f"{name}Detail", (GeneratedDocumentDetail,), {**attributes, "__doc__": detail_doc}
+    )
+    download = type(
+        f"{name}Download",
+        (GeneratedDocumentDownload,),
+        {**attributes, "__doc__": f"The PDF of a ready {what}, byte for byte as generated."},
+    )
+    detail_schema = extend_schema(
+        tags=["reports"],
+        summary=f"A {what}'s status",
+        description=STATUS_DESCRIPTION,
+        responses={200: serializer, **error_responses(401, 403, 404)},
+    )
+    download_schema = extend_schema(
+        tags=["reports"],
+        summary=f"Download a {what}",
+        description=DOWNLOAD_DESCRIPTION,
+        responses=DOWNLOAD_RESPONSES,
+    )
+    return detail_schema(detail), download_schema(download)
 
 
 class ReportSerializer(GeneratedDocumentSerializer):
@@ -144,37 +220,9 @@ class AssessmentReports(OrganizationAPIView):
         )
 
 
-class ReportDetail(OrganizationAPIView):
-    """One report: its status, and its SHA-256 and download address once ready."""
-
-    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
-
-    @extend_schema(
-        tags=["reports"],
-        summary="A report's status",
-        description=STATUS_DESCRIPTION,
-        responses={200: ReportSerializer, **error_responses(401, 403, 404)},
-    )
-    def get(self, request: Request, org: OrgContext, report_id: int) -> Response:
-        report = selectors.report_get(organization=org.organization, report_id=report_id)
-        return Response(ReportSerializer(report, context={"request": request}).data)
-
-
-class ReportDownload(OrganizationAPIView):
-    """The PDF of a ready report, byte for byte as generated."""
-
-    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
-    content_negotiation_class = FirstRendererNegotiation
-
-    @extend_schema(
-        tags=["reports"],
-        summary="Download a report",
-        description=DOWNLOAD_DESCRIPTION,
-        responses=DOWNLOAD_RESPONSES,
-    )
-    def get(self, request: Request, org: OrgContext, report_id: int) -> HttpResponse:
-        report = selectors.report_get(organization=org.organization, report_id=report_id)
-        return pdf_response(report)
+ReportDetail, ReportDownload = generated_document_views(
+    what="report", serializer=ReportSerializer, document_get=selectors.report_get
+)
 
 
 # -- portfolio reports ---------------------------------------------------------------------
@@ -256,38 +304,8 @@ class PortfolioReports(OrganizationAPIView):
         )
 
 
-class PortfolioReportDetail(OrganizationAPIView):
-    """One portfolio report: its status, and its SHA-256 and download address once ready."""
-
-    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
-
-    @extend_schema(
-        tags=["reports"],
-        summary="A portfolio report's status",
-        description=STATUS_DESCRIPTION,
-        responses={200: PortfolioReportSerializer, **error_responses(401, 403, 404)},
-    )
-    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> Response:
-        report = selectors.portfolio_report_get(
-            organization=org.organization, report_id=portfolio_report_id
-        )
-        return Response(PortfolioReportSerializer(report, context={"request": request}).data)
-
-
-class PortfolioReportDownload(OrganizationAPIView):
-    """The PDF of a ready portfolio report, byte for byte as generated."""
-
-    required_capability: ClassVar[dict[str, Any]] = {"GET": Capability.VIEW}
-    content_negotiation_class = FirstRendererNegotiation
-
-    @extend_schema(
-        tags=["reports"],
-        summary="Download a portfolio report",
-        description=DOWNLOAD_DESCRIPTION,
-        responses=DOWNLOAD_RESPONSES,
-    )
-    def get(self, request: Request, org: OrgContext, portfolio_report_id: int) -> HttpResponse:
-        report = selectors.portfolio_report_get(
-            organization=org.organization, report_id=portfolio_report_id
-        )
-        return pdf_response(report)
+PortfolioReportDetail, PortfolioReportDownload = generated_document_views(
+    what="portfolio report",
+    serializer=PortfolioReportSerializer,
+    document_get=selectors.portfolio_report_get,
+)

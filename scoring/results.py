@@ -180,7 +180,7 @@ def rule_changes(before: Iterable[str], after: Iterable[str]) -> tuple[list[str]
 
 
 class ProblemKind:
-    """What a static check of a rule found (`scoring.engine.lint_ruleset`)."""
+    """What a static check of a rule found (`scoring.engine.CompiledRuleset.lint`)."""
 
     SYNTAX = "syntax"  # the CEL condition does not parse
     UNKNOWN_CODE = "unknown_code"  # it reads a name that is no question code nor value

@@ -32,15 +32,11 @@ from questionnaires.selectors import questionnaires_owned_by, slug_taken_for
 from questionnaires.spec import CatalogError, QuestionnaireSpec
 from questionnaires.validation import validate_answers
 
-from .documents import (
-    CatalogueDocument,
-    CatalogueInvalid,
-    CatalogueProblem,
-    CheckedCatalogue,
-    LineMap,
-    check_catalogue_document,
-    read_catalogue_file,
-)
+from .catalogue_files.checking import check_catalogue_document
+from .catalogue_files.compiling import CheckedCatalogue
+from .catalogue_files.document import CatalogueDocument, LineMap
+from .catalogue_files.problems import CatalogueInvalid, CatalogueProblem
+from .catalogue_files.reading import read_catalogue_file
 from .engine import CompiledRuleset
 from .models import Framework, Rule, Ruleset, RulesetTestCase
 from .registry import Catalog, split_key

@@ -24,6 +24,8 @@ export SECURE_COOKIES=${SECURE_COOKIES:-false}
 export PROBE_ALLOWED_NETWORKS=${PROBE_ALLOWED_NETWORKS:-127.0.0.0/8}
 # Webhooks to a receiver on this machine (docs/webhooks.md), as the demo shows them.
 export WEBHOOK_ALLOWED_NETWORKS=${WEBHOOK_ALLOWED_NETWORKS:-127.0.0.0/8}
+# Single sign-on to an OpenID provider on this machine (a local Keycloak, docs/sso.md).
+export SSO_ALLOWED_NETWORKS=${SSO_ALLOWED_NETWORKS:-127.0.0.0/8}
 mkdir -p var
 
 # A secret key of this checkout's own (never the development key), kept under var/.

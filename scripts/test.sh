@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
-# worker, PDF and browser tests) on both cores (pytest-xdist, two workers: tests/parallel.py
-# gives each a Redis and media directory of its own) and, beside it, the migrations,
-# integration, API, permission, query plan and schemathesis contract tests on a private
-# PostgreSQL cluster (scripts/postgres.sh), with a Redis (the fault tests stop and start
-# theirs) and media directory of its own; the PostgreSQL pass's output follows the SQLite
-# pass's. Artefacts (screenshots, rendered pages, worker logs) land in artifacts/. Arguments go
-# to the SQLite pytest run and skip the PostgreSQL one (a targeted run); AVIA_TEST_POSTGRES=0
-# skips it too.
+# worker, PDF tests) and, beside it, the migrations, integration, API, permission, query plan
+# and schemathesis contract tests on a private PostgreSQL cluster (scripts/postgres.sh), with
+# the browser journeys and the tests that mostly wait on real processes there alone. The two
+# passes run at the same time, each in its own process group, with its own Redis (the fault
+# tests stop and start theirs) and its own media directory; the SQLite pass prints as it goes,
+# the PostgreSQL pass's output follows it. Artefacts (screenshots, rendered pages, worker logs)
+# land in artifacts/. Arguments go to the SQLite pytest run and skip the PostgreSQL one (a
+# targeted run); AVIA_TEST_POSTGRES=0 skips it too.
+# AVIA_TEST_WORKERS=2 runs the SQLite pass in two pytest-xdist workers (docs/testing.md,
+# "Both cores"); by default it is one process.
 #
 # The real-engine tests (marker real_engine: the probe against llama.cpp's llama-server) need
 # the engine that scripts/llama-server.sh builds once into ~/.cache/avia (10-20 minutes the
 # first time, nothing after). A whole run starts that build (or its reuse) first, in the
-# background beside lint and the SQLite pass, and runs the real-engine tests last, once it is
-# there; a build that fails fails the run. A targeted run leaves it to the tests' fixture,
-# which builds or reuses it the same way when a real-engine test is selected.
+# background beside lint and the passes, and runs the real-engine tests once it is there and
+# the PostgreSQL pass is over; a build that fails fails the run. A targeted run leaves it to
+# the tests' fixture, which builds or reuses it the same way when a real-engine test is
+# selected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -76,22 +79,42 @@ if [[ $postgres == 1 ]]; then
     *) exit "$status" ;;
   esac
 fi
-# The browser tests run in the PostgreSQL pass, not in both: the SQLite pass is the longer of
-# the two, and a browser journey is no less real on PostgreSQL (what they test is the pages).
+# What runs in the PostgreSQL pass only (with no PostgreSQL, in the SQLite pass): the browser
+# journeys (what they test is the pages, no less real on PostgreSQL) and the tests that mostly
+# wait on real processes — a worker killed and redelivered after the visibility timeout, a
+# probe timed against the reference vendor, the two-host object store (its own PostgreSQL) —
+# where PostgreSQL is what several workers run on in production. Both passes then take about
+# as long (docs/testing.md has the figures).
+postgres_only_paths=(tests/browser tests/integration/test_probe_journey.py
+  tests/integration/test_rescore_batch.py tests/storage/test_two_hosts.py)
+postgres_only_tests=(
+  tests/integration/test_faults.py::test_a_worker_killed_during_scoring_and_rendering_leaves_one_result_each
+)
 postgres_only=()
-if [[ $postgres == 1 ]]; then postgres_only=(tests/browser); fi
+sqlite_leaves_out=()
+if [[ $postgres == 1 ]]; then
+  postgres_only=("${postgres_only_paths[@]}" "${postgres_only_tests[@]}")
+  sqlite_leaves_out=("${postgres_only_paths[@]/#/--ignore=}" "${postgres_only_tests[@]/#/--deselect=}")
+fi
 
 postgres_pid=""
 postgres_log=var/test-postgres.log
-# Stops the PostgreSQL pass and what it started (its own process group: setsid), and waits
-# for it, before the cleanup stops the servers it uses.
-stop_postgres_pass() {
-  [[ -n $postgres_pid ]] || return 0
-  kill -TERM -- "-$postgres_pid" 2>/dev/null || kill -TERM "$postgres_pid" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$postgres_pid" 2>/dev/null || break; sleep 0.2; done
-  postgres_pid=""
+sqlite_pid=""
+engine_log_tests=var/test-real-engine.log
+# Stops a pass and what it started (its own process group: setsid), and waits for it, before
+# the cleanup stops the servers it uses.
+stop_pass() {
+  local pid=$1
+  [[ -n $pid ]] || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
 }
-# Ctrl-C stops both passes (the background pass does not get the terminal's signal).
+stop_passes() {
+  stop_pass "$sqlite_pid"; sqlite_pid=""
+  stop_pass "$postgres_pid"; postgres_pid=""
+}
+cleanup=("stop_passes" "${cleanup[@]}")
+# Ctrl-C stops every pass (background passes do not get the terminal's signal).
 trap 'exit 130' INT TERM HUP
 
 if [[ $postgres == 1 ]]; then
@@ -104,7 +127,6 @@ if [[ $postgres == 1 ]]; then
   state=$(scripts/redis.sh start "$postgres_redis_port")  # a port taken by another ends here
   if [[ $state == started ]]; then cleanup+=("scripts/redis.sh stop $postgres_redis_port"); fi
   postgres_redis="redis://127.0.0.1:${postgres_redis_port}"
-  cleanup=("stop_postgres_pass" "${cleanup[@]}")
   DATABASE_URL=$postgres_url AVIA_TEST_REDIS_PORT=$postgres_redis_port \
     REDIS_URL="$postgres_redis/0" CACHE_URL="${CACHE_URL:+$postgres_redis/1}" \
     MEDIA_ROOT="$PWD/var/test-media-postgres" \
@@ -117,53 +139,68 @@ fi
 if [[ $# -gt 0 ]]; then
   set +e; python -m pytest "$@"; sqlite_status=$?; set -e
 else
-  # What runs on PostgreSQL alone is left out here (run here when there is no PostgreSQL).
-  # AVIA_TEST_WORKERS=2 spreads it over both cores (pytest-xdist: a Redis and media folder per
-  # worker, a package per work unit, tests/parallel.py). Not the default yet: in two workers
-  # some unit tests that run Celery tasks eagerly fail in one order of the packages
-  # (docs/testing.md, "Both cores").
+  # The SQLite pass prints as it goes, in the background (its own process group) so that this
+  # shell can start the real-engine tests when the PostgreSQL pass ends. What runs on
+  # PostgreSQL alone is left out here (run here when there is no PostgreSQL).
+  # AVIA_TEST_WORKERS=2 spreads it over two pytest-xdist workers (tests/parallel.py: a Redis
+  # and media folder per worker, a package per work unit); not the default: not measured yet
+  # to shorten make test on two cores beside the PostgreSQL pass.
   workers=${AVIA_TEST_WORKERS:-0}
   parallel=()
   if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
-  set +e; python -m pytest "${parallel[@]}" -m "not real_engine" "${postgres_only[@]/#/--ignore=}"
-  sqlite_status=$?; set -e
+  setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" "${sqlite_leaves_out[@]}" &
+  sqlite_pid=$!
 fi
 
-# The real-engine tests, once the engine is built (or found in the cache).
+# The real-engine tests, once the engine is built (or found in the cache) and the PostgreSQL
+# pass, the shorter of the two, is over: they take the core it leaves rather than slow both
+# passes. Their output follows the others'.
 engine_status=0
+postgres_status=0
 if [[ -n $engine_pid ]]; then
-  echo "--- real-engine tests (once scripts/llama-server.sh is done: $engine_log)"
   set +e; wait "$engine_pid"; engine_status=$?; set -e
   engine_pid=""
   if [[ $engine_status != 0 ]]; then
-    cat "$engine_log" >&2
-    echo "!!! the real engine (llama-server) could not be built: real-engine tests FAILED" >&2
+    { cat "$engine_log"
+      echo "!!! the real engine (llama-server) could not be built: real-engine tests FAILED"
+    } >"$engine_log_tests"
   else
+    if [[ -n $postgres_pid ]]; then
+      set +e; wait "$postgres_pid"; postgres_status=$?; set -e
+      postgres_pid=""
+    fi
     engine_cache=$(tail -n 1 var/engine-cache.txt)
     export AVIA_LLAMA_SERVER="$engine_cache/bin/llama-server"
     export AVIA_LLAMA_SOURCE="$engine_cache/src"
-    if AVIA_TINY_MODEL=$(python scripts/make_tiny_llama.py "$engine_cache"); then
+    if AVIA_TINY_MODEL=$(python scripts/make_tiny_llama.py "$engine_cache" 2>"$engine_log_tests"); then
       export AVIA_TINY_MODEL
-      set +e; python -m pytest -p no:cacheprovider -m real_engine; engine_status=$?; set -e
+      set +e
+      python -m pytest -p no:cacheprovider -m real_engine >"$engine_log_tests" 2>&1
+      engine_status=$?
+      set -e
     else
       engine_status=1
-      echo "!!! the tiny model could not be written: real-engine tests FAILED" >&2
+      echo "!!! the tiny model could not be written: real-engine tests FAILED" >>"$engine_log_tests"
     fi
   fi
 fi
 
-postgres_status=0
+if [[ -n $sqlite_pid ]]; then
+  set +e; wait "$sqlite_pid"; sqlite_status=$?; set -e
+  sqlite_pid=""
+fi
+
 if [[ $postgres == 1 ]]; then
-  # Interrupted (pytest's status 2, or killed by a signal): the other pass stops too.
-  if (( sqlite_status == 2 || sqlite_status > 128 )); then stop_postgres_pass; fi
   if [[ -n $postgres_pid ]]; then
     set +e; wait "$postgres_pid"; postgres_status=$?; set -e
     postgres_pid=""
-  else
-    postgres_status=2
   fi
-  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the browser tests ---"
+  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the tests that run there alone ---"
   cat "$postgres_log"
+fi
+if [[ $# -eq 0 ]]; then
+  echo "--- real-engine tests (the probe against llama-server) ---"
+  cat "$engine_log_tests"
 fi
 echo "--- SQLite pass: $([[ $sqlite_status == 0 ]] && echo passed || echo "FAILED ($sqlite_status)")"
 if [[ $# -eq 0 ]]; then

@@ -11,17 +11,16 @@ from django.utils.translation import gettext_lazy as _
 
 from questionnaires.spec import ANSWER_TYPES
 
-from .catalogue_import import (
+from .catalogue_import.mapping import (
     FIELD_LABELS,
     FIELDS,
-    HEADER_SEARCH_ROWS,
-    LABEL_MAX_LENGTH,
     REQUIRED_FIELDS,
     ColumnMapping,
-    WorkbookTables,
     column_choices,
-    presets,
 )
+from .catalogue_import.presets import presets
+from .catalogue_import.rows import LABEL_MAX_LENGTH
+from .catalogue_import.tables import HEADER_SEARCH_ROWS, WorkbookTables
 from .layout import CONTENT_TYPE
 
 XLSX_ACCEPT = f".xlsx,{CONTENT_TYPE}"  # what a file input offers to pick

@@ -42,11 +42,13 @@ from assessments.services.answers import (
 from core.text import one_line_break, readable_name
 from questionnaires.spec import Question, Section
 from questionnaires.validation import clean_answer
-from scoring.documents import CatalogueDocument
+from scoring.catalogue_files.document import CatalogueDocument
 from scoring.services import CatalogueDraft, catalogue_draft_create
 
 from . import layout
-from .catalogue_import import ColumnMapping, WorkbookTables, catalogue_document, read_tables
+from .catalogue_import.document import catalogue_document
+from .catalogue_import.mapping import ColumnMapping
+from .catalogue_import.tables import WorkbookTables, read_tables
 from .reading import (
     CellError,
     CellProblem,

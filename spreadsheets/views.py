@@ -19,10 +19,10 @@ from assessments.answering import Answerer
 from assessments.views.common import assessment_for, assessment_tabs, page_language
 from core.errors import ServiceError
 from core.web import add_errors, add_messages, error_summary
-from scoring.documents import CatalogueInvalid
+from scoring.catalogue_files.problems import CatalogueInvalid
 
 from . import exports, services
-from .catalogue_import import column_choices, sample_rows, suggest_mapping
+from .catalogue_import.mapping import column_choices, sample_rows, suggest_mapping
 from .forms import ColumnMappingForm, QuestionnaireSpreadsheetForm, preset_choices
 from .reading import CellError, WorkbookInvalid
 from .web import (

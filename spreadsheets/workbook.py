@@ -48,7 +48,7 @@ FIRST_DATE, LAST_DATE = 1, 2958465
 
 # What the "How to answer" cell says of each answer type, by type: the one list of these
 # phrases, which the workbook writes and the questionnaire import reads back
-# (spreadsheets.catalogue_import) in either language.
+# (spreadsheets.catalogue_import.answer_types) in either language.
 REQUIRED_LINE = gettext_lazy("Required.")
 OPTIONAL_LINE = gettext_lazy("Optional.")
 CHOOSE_ONE = gettext_lazy("Choose one from the list: %(options)s.")

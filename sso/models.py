@@ -1,7 +1,8 @@
 """An organization's OpenID Connect provider, as its owner configured it.
 
 The provider vouches for the addresses of some email domains; a domain is vouched for by one
-organization at most (a unique row), so an address finds its organization without asking.
+organization at most (a unique row), so an address finds its organization without asking. A
+person at a provider (its issuer and their `sub`) is bound to one user on their first sign-in.
 """
 
 from __future__ import annotations
@@ -57,3 +58,31 @@ class VouchedDomain(models.Model):
 
     def __str__(self) -> str:
         return self.domain
+
+
+# OpenID Connect: `sub` is at most 255 ASCII characters.
+SUBJECT_MAX_LENGTH = 255
+
+
+class SubjectBinding(models.Model):
+    """The provider's person (issuer, `sub`) an AVIA user is: bound on the user's first single
+    sign-on, then the sign-in is matched by it (not by the address, which a provider may give
+    to someone else). One person per user and issuer; one user per person."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_subjects"
+    )
+    issuer = models.URLField(max_length=500)
+    subject = models.CharField(max_length=SUBJECT_MAX_LENGTH)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="sso_subject_one_user"),
+            models.UniqueConstraint(
+                fields=["user", "issuer"], name="sso_user_one_subject_per_issuer"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

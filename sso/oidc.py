@@ -5,21 +5,27 @@ library): signature against the issuer's JWKS, `iss`, `aud`, `exp`/`iat` and `no
 Each organization has its own provider, so the client is made per request from its settings
 rather than registered once in Django settings.
 
-Outbound calls go to the issuer with httpx directly (Authlib's own httpx client is deprecated
-in favour of an httpx2 package the project does not use; its protocol helpers are used): the
-project's outbound-address policy (`core/outbound.py`, branch h-security) has not landed on
-main yet; once it has, discovery, JWKS and token calls should go through it.
+An owner names the issuer, and the issuer's discovery document names the token and key
+endpoints: every call to them (discovery, JWKS, token) goes through the one outbound-address
+policy (`core/outbound.py`), with the operator's SSO_ALLOWED_NETWORKS, so that neither can aim
+the web server at an internal address (169.254.169.254, 127.0.0.1, 10.0.0.1, …). The check is
+made on the address actually connected to (DNS rebinding cannot get round it), and the
+discovery document's endpoints are checked before anything is sent to them. Calls use httpx
+(Authlib's own httpx client is deprecated in favour of an httpx2 package the project does not
+use; its protocol helpers are used).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from authlib.common.security import generate_token
 from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from django.conf import settings
 from django.utils.translation import gettext as _
 from joserfc import jwt
 from joserfc.errors import (
@@ -30,6 +36,8 @@ from joserfc.errors import (
     MissingClaimError,
 )
 from joserfc.jwk import KeySet
+
+from core.outbound import OutboundPolicy, OutboundRefused, outbound_client
 
 TIMEOUT_SECONDS = 10
 # Clock difference tolerated between AVIA and the provider.
@@ -70,9 +78,66 @@ def _unreachable() -> SsoRefused:
     )
 
 
-def _get_json(url: str) -> dict[str, Any]:
+def sso_outbound_policy() -> OutboundPolicy:
+    """Where single sign-on may connect: public addresses and the operator's
+    SSO_ALLOWED_NETWORKS (core.outbound, the probe's and the webhooks' policy)."""
+    return OutboundPolicy(
+        allowed_networks=settings.SSO_ALLOWED_NETWORKS, setting="SSO_ALLOWED_NETWORKS"
+    )
+
+
+def refusal_text(refused: OutboundRefused) -> str:
+    """The policy's reason, in the reader's language."""
+    return _(refused.text.template) % refused.text.params
+
+
+def internal_address_refusal(refused: OutboundRefused) -> SsoRefused:
+    return SsoRefused(
+        _(
+            "Your organization's sign-in service cannot be used: %(reason)s Ask an owner to check "
+            "the issuer URL."
+        )
+        % {"reason": refusal_text(refused)},
+        code="internal_address",
+    )
+
+
+def url_host_port(url: str) -> tuple[str, int] | None:
+    """The host and port an http(s) URL connects to; None when it names none."""
     try:
-        response = httpx.get(url, timeout=TIMEOUT_SECONDS, follow_redirects=False)
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    return (parts.hostname, port) if parts.hostname else None
+
+
+def url_problem(url: str) -> OutboundRefused | None:
+    """Why single sign-on may not call `url` (an internal address), or None (a URL without a
+    host fails on calling, as unreachable)."""
+    target = url_host_port(url)
+    return sso_outbound_policy().problem(*target) if target else None
+
+
+def _refused_by_policy(error: httpx.HTTPError) -> OutboundRefused | None:
+    cause = error.__cause__ or error.__context__
+    return cause if isinstance(cause, OutboundRefused) else None
+
+
+def _send(method: str, url: str, **kwargs: Any) -> httpx.Response:
+    """One call to the provider, through the outbound-address policy (checked on connecting)."""
+    try:
+        with outbound_client(sso_outbound_policy(), timeout=TIMEOUT_SECONDS) as client:
+            return client.request(method, url, **kwargs)
+    except httpx.HTTPError as error:
+        if (refused := _refused_by_policy(error)) is not None:
+            raise internal_address_refusal(refused) from None
+        raise _unreachable() from None
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    response = _send("GET", url)
+    try:
         response.raise_for_status()
         data = response.json()
     except (httpx.HTTPError, ValueError):
@@ -89,7 +154,7 @@ def discover(issuer: str) -> ProviderEndpoints:
     if data.get("issuer") != issuer:
         raise SsoRefused(_wrong_issuer(), code="wrong_issuer")
     try:
-        return ProviderEndpoints(
+        endpoints = ProviderEndpoints(
             issuer=issuer,
             authorization_endpoint=str(data["authorization_endpoint"]),
             token_endpoint=str(data["token_endpoint"]),
@@ -97,6 +162,12 @@ def discover(issuer: str) -> ProviderEndpoints:
         )
     except KeyError:
         raise _unreachable() from None
+    # The server calls these two (the browser goes to the authorization endpoint): the document
+    # may name any host, so each is checked before the sign-in starts (and again on connecting).
+    for url in (endpoints.token_endpoint, endpoints.jwks_uri):
+        if (refused := url_problem(url)) is not None:
+            raise internal_address_refusal(refused)
+    return endpoints
 
 
 def authorization_url(
@@ -153,22 +224,18 @@ def signed_in_claims(
         _("Your organization's sign-in service refused the sign-in. Start again."),
         code="token_refused",
     )
-    try:
-        response = httpx.post(
-            endpoints.token_endpoint,
-            data={
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": redirect_uri,
-                "code_verifier": flow.code_verifier,
-            },
-            auth=(client_id, client_secret),  # client_secret_basic, the default method
-            headers={"Accept": "application/json"},
-            timeout=TIMEOUT_SECONDS,
-            follow_redirects=False,
-        )
-    except httpx.HTTPError:
-        raise _unreachable() from None
+    response = _send(
+        "POST",
+        endpoints.token_endpoint,
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": flow.code_verifier,
+        },
+        auth=(client_id, client_secret),  # client_secret_basic, the default method
+        headers={"Accept": "application/json"},
+    )
     if response.status_code != 200:
         raise refused
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ipaddress
+import logging
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -15,9 +15,17 @@ from accounts.roles import Role
 from core.encryption import secret_encrypt
 from core.errors import ServiceError
 
-from .models import IdentityProvider, VouchedDomain
-from .oidc import SsoRefused
+from .models import SUBJECT_MAX_LENGTH, IdentityProvider, SubjectBinding, VouchedDomain
+from .oidc import (
+    SsoRefused,
+    refusal_text,
+    sso_outbound_policy,
+    url_host_port,
+    url_problem,
+)
 from .selectors import provider_for
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -33,18 +41,18 @@ class ProviderSettings:
 
 
 def _issuer_error(issuer: str) -> str | None:
-    parts = urlsplit(issuer)
-    if parts.scheme == "https" and parts.hostname:
-        return None
-    loopback = parts.hostname == "localhost"
-    if parts.hostname and not loopback:
-        try:
-            loopback = ipaddress.ip_address(parts.hostname).is_loopback
-        except ValueError:
-            loopback = False
-    if parts.scheme == "http" and loopback:
-        return None  # a provider on this machine (development, tests)
-    return _("The issuer URL must start with https://.")
+    """Why single sign-on may not use `issuer`: not https://, or an internal address that the
+    operator's SSO_ALLOWED_NETWORKS does not list (core.outbound; checked again on every call,
+    on the address connected to). Plain http:// only to a listed network (development, tests)."""
+    scheme = urlsplit(issuer).scheme
+    target = url_host_port(issuer)
+    if scheme not in ("https", "http") or target is None:
+        return _("The issuer URL must start with https://.")
+    if (refused := url_problem(issuer)) is not None:
+        return refusal_text(refused)
+    if scheme == "http" and not sso_outbound_policy().within_allowed_networks(*target):
+        return _("The issuer URL must start with https://.")
+    return None
 
 
 def _normalized_domains(domains: list[str]) -> list[str]:
@@ -125,10 +133,56 @@ def provider_configure(
     return provider
 
 
+def _subject(claims: dict[str, object]) -> str:
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject or len(subject) > SUBJECT_MAX_LENGTH:
+        raise SsoRefused(
+            _("The sign-in was refused: your organization's provider did not say who you are."),
+            code="no_subject",
+        )
+    return subject
+
+
+def _subject_bound_elsewhere(*, user: User, issuer: str, subject: str, email: str) -> SsoRefused:
+    # Not in the audit trail: sign-ins are not audited events (assessments' trail is per
+    # organization's work); the log is where an operator looks for refused sign-ins.
+    logger.warning(
+        "SSO sign-in refused: %s at %s names user %s, who is bound to another subject there "
+        "(token's sub %r)",
+        email,
+        issuer,
+        user.pk,
+        subject,
+    )
+    return SsoRefused(
+        _(
+            "The sign-in was refused: the AVIA account of %(email)s belongs to another person at your organization's provider (bound at their first single sign-on). Ask an owner."
+        )
+        % {"email": email},
+        code="subject_mismatch",
+    )
+
+
+def _bind(*, user: User, issuer: str, subject: str, email: str) -> None:
+    """Bind the provider's person to the user on their first single sign-on."""
+    try:
+        with transaction.atomic():
+            SubjectBinding.objects.create(user=user, issuer=issuer, subject=subject)
+    except IntegrityError:  # a sign-in of the same person or user meanwhile
+        if not SubjectBinding.objects.filter(user=user, issuer=issuer, subject=subject).exists():
+            raise _subject_bound_elsewhere(
+                user=user, issuer=issuer, subject=subject, email=email
+            ) from None
+
+
 @transaction.atomic
 def sign_in_member(*, provider: IdentityProvider, claims: dict[str, object]) -> User:
-    """The member the checked claims name: found, or joined with the default role when the
-    owner allows it; otherwise a refusal."""
+    """The member the checked claims name: the user bound to the provider's person (`iss`,
+    `sub`), else the user of the address on their first sign-in (then bound), else joined with
+    the default role when the owner allows it; otherwise a refusal. The address must be verified
+    (`email_verified: true`, whether or not sent: the address decides the first binding) and
+    within the vouched domains."""
+    subject = _subject(claims)
     email = claims.get("email")
     if not isinstance(email, str) or "@" not in email:
         raise SsoRefused(
@@ -153,7 +207,17 @@ def sign_in_member(*, provider: IdentityProvider, claims: dict[str, object]) -> 
             % {"email": email},
             code="email_outside_domains",
         )
-    user = User.objects.filter(email=email).first()
+    issuer = provider.issuer
+    binding = (
+        SubjectBinding.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    )
+    user = binding.user if binding is not None else User.objects.filter(email=email).first()
+    if (
+        binding is None
+        and user is not None
+        and SubjectBinding.objects.filter(user=user, issuer=issuer).exists()
+    ):
+        raise _subject_bound_elsewhere(user=user, issuer=issuer, subject=subject, email=email)
     organization = provider.organization
     if (
         user is not None
@@ -161,18 +225,20 @@ def sign_in_member(*, provider: IdentityProvider, claims: dict[str, object]) -> 
     ):
         if not user.is_active:
             raise SsoRefused(_("This account is switched off."), code="inactive")
-        return user
-    if not provider.allow_join:
-        raise SsoRefused(
-            _(
-                "%(email)s is not a member of %(organization)s, and new users may not join by single sign-on. Ask an owner to add you."
+    else:
+        if not provider.allow_join:
+            raise SsoRefused(
+                _(
+                    "%(email)s is not a member of %(organization)s, and new users may not join by single sign-on. Ask an owner to add you."
+                )
+                % {"email": email, "organization": organization.name},
+                code="join_not_allowed",
             )
-            % {"email": email, "organization": organization.name},
-            code="join_not_allowed",
-        )
-    if user is None:
-        user = User.objects.create_user(email)
-    Membership.objects.create(user=user, organization=organization, role=provider.default_role)
+        if user is None:
+            user = User.objects.create_user(email)
+        Membership.objects.create(user=user, organization=organization, role=provider.default_role)
+    if binding is None:
+        _bind(user=user, issuer=issuer, subject=subject, email=email)
     return user
 
 

@@ -164,7 +164,7 @@ class ProbeWorld:
 
 def build_probe_world(personas: Personas, base_url: str) -> ProbeWorld:
     """`base_url` is a running reference vendor's; scoring and the probe run in the process."""
-    from probes.services import probe_setup_save
+    from probes.services.setup import probe_setup_save
     from tests.probes.conftest import probed, setup_fields
 
     ava = member_of(personas.ava)

@@ -43,7 +43,8 @@ from core.outbound import parse_networks
 from notifications.models import Notification
 from notifications.services import notify
 from portfolio.services import rescore_batch_create
-from probes.services import probe_run_request, probe_setup_save
+from probes.services.runs import probe_run_request
+from probes.services.setup import probe_setup_save
 from reports.services import portfolio_report_request, report_request
 from scoring.models import RulesetTestCase
 from scoring.services import (

@@ -11,7 +11,7 @@ import assessments.services.submission
 import assessments.tasks
 import portfolio.services
 import portfolio.tasks
-import probes.services
+import probes.services.runs
 import probes.tasks
 import reports.services
 import reports.tasks
@@ -22,7 +22,7 @@ from core.queueing import task_named
     ("name", "task"),
     [
         (assessments.services.submission.SCORE_RUN_TASK, assessments.tasks.score_assessment_run),
-        (probes.services.PROBE_RUN_TASK, probes.tasks.probe_run_task),
+        (probes.services.runs.PROBE_RUN_TASK, probes.tasks.probe_run_task),
         (reports.services.RENDER_TASK, reports.tasks.render_report_task),
         (reports.services.PORTFOLIO_RENDER_TASK, reports.tasks.render_portfolio_report_task),
         (portfolio.services.FAN_OUT_TASK, portfolio.tasks.rescore_batch_fan_out),

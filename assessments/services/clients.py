@@ -29,7 +29,7 @@ from core.db import lock_row
 from core.errors import ConflictError, ForbiddenError, ServiceError
 from questionnaires.models import CatalogStatus
 from questionnaires.selectors import questionnaires_owned_by
-from scoring.documents import CatalogueInvalid
+from scoring.catalogue_files.problems import CatalogueInvalid
 from scoring.models import Ruleset
 from scoring.selectors import rulesets_owned_by
 from scoring.services import catalogue_draft_create, catalogue_publish

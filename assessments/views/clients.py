@@ -154,34 +154,27 @@ def _copied_messages(
     request: HttpRequest, result: CopyResult, *, source: OrgContext, target: OrgContext
 ) -> None:
     words = {"source": source.organization.name, "target": target.organization.name}
-    if result.vendors:
-        messages.success(
-            request,
-            _("Copied from %(source)s to %(target)s: %(vendors)s.")
-            % {**words, "vendors": ", ".join(result.vendors)},
-        )
-    if result.vendors_skipped:
-        messages.info(
-            request,
-            _("%(target)s already has %(vendors)s: left as it is.")
-            % {**words, "vendors": ", ".join(result.vendors_skipped)},
-        )
+    # Vendors and questionnaires: the same two messages, naming what was copied or skipped.
+    for what, copied, skipped in (
+        (_("Vendors"), result.vendors, result.vendors_skipped),
+        (_("Questionnaires"), result.catalogues, result.catalogues_skipped),
+    ):
+        if copied:
+            messages.success(
+                request,
+                _("%(what)s copied from %(source)s to %(target)s: %(names)s.")
+                % {**words, "what": what, "names": ", ".join(copied)},
+            )
+        if skipped:
+            messages.info(
+                request,
+                _("%(target)s already has %(names)s: left as it is.")
+                % {**words, "names": ", ".join(skipped)},
+            )
     if result.policy:
         messages.success(request, _("The reassessment policy of %(source)s was copied.") % words)
     if result.branding:
         messages.success(request, _("The branding of %(source)s was copied.") % words)
-    if result.catalogues:
-        messages.success(
-            request,
-            _("Questionnaires copied from %(source)s: %(keys)s.")
-            % {**words, "keys": ", ".join(result.catalogues)},
-        )
-    if result.catalogues_skipped:
-        messages.info(
-            request,
-            _("%(target)s already has %(keys)s: left as it is.")
-            % {**words, "keys": ", ".join(result.catalogues_skipped)},
-        )
 
 
 @member_page(capability=Capability.MANAGE_MEMBERS)

@@ -6,7 +6,7 @@ import pytest
 
 from questionnaires import bounds
 from questionnaires.models import QuestionnaireVersion
-from scoring.documents import CatalogueInvalid
+from scoring.catalogue_files.problems import CatalogueInvalid
 from scoring.models import Ruleset
 from tests.catalogues.conftest import example_bytes, upload
 
@@ -147,7 +147,8 @@ def test_a_catalogue_at_the_limits_is_checked_in_seconds():
     the type checks share one budget, so checking takes seconds, not minutes."""
     import yaml
 
-    from scoring.documents import check_catalogue_document, read_catalogue_file
+    from scoring.catalogue_files.checking import check_catalogue_document
+    from scoring.catalogue_files.reading import read_catalogue_file
     from scoring.spec import load_frameworks_file
 
     def options():

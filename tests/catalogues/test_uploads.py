@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import ForbiddenError
 from questionnaires.models import CatalogStatus, QuestionnaireVersion
-from scoring.documents import CatalogueInvalid
+from scoring.catalogue_files.problems import CatalogueInvalid
 from scoring.models import Ruleset
 from scoring.services import catalogue_upload
 from tests.catalogues.conftest import example_bytes, upload

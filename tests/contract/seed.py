@@ -21,7 +21,8 @@ from assessments.models import Channel  # noqa: E402
 from assessments.services.answers import assessment_create  # noqa: E402
 from assessments.services.vendors import vendor_create  # noqa: E402
 from portfolio.services import rescore_batch_create  # noqa: E402
-from probes.services import probe_run_request, probe_setup_save  # noqa: E402
+from probes.services.runs import probe_run_request  # noqa: E402
+from probes.services.setup import probe_setup_save  # noqa: E402
 from reports.services import report_request  # noqa: E402
 from tests.conftest import QUESTIONNAIRE  # noqa: E402
 from tests.personas import make_personas  # noqa: E402

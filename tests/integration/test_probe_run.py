@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 
 from assessments.models import Assessment, Channel
-from probes.services import probe_setup_save
+from probes.services.setup import probe_setup_save
 from tests.probes.conftest import setup_fields
 from tests.probes.vendor import reference_vendor
 

@@ -16,7 +16,9 @@ import yaml
 from assessments import factories
 from portfolio.management.commands.load_demo_catalogue import DOCUMENT
 from questionnaires.validation import missing_required, validate_answers
-from scoring.documents import CatalogueInvalid, check_catalogue_document, read_catalogue_file
+from scoring.catalogue_files.checking import check_catalogue_document
+from scoring.catalogue_files.problems import CatalogueInvalid
+from scoring.catalogue_files.reading import read_catalogue_file
 from scoring.engine import risk_tier, score_points
 from scoring.spec import load_frameworks_file, parse_frameworks
 

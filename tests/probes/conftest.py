@@ -13,7 +13,7 @@ from django.utils import timezone
 from assessments.models import Channel
 from assessments.services.answers import answers_save, assessment_create
 from assessments.services.vendors import vendor_create
-from probes.services import probe_setup_save
+from probes.services.setup import probe_setup_save
 from tests.personas import member_of
 from tests.portal.conftest import make_assessment, use_answers
 
@@ -97,7 +97,7 @@ def probed(assessment, actor, base_url: str, **options):
     with fresh keys), then request and execute a run in this process (the service the Celery
     task calls): the finished run, its result attached as PRB-02 when the questionnaire asks.
     Callers raise PROBE_RATE_PER_KEY so that it takes a second or two."""
-    from probes.services import probe_run_execute, probe_run_request
+    from probes.services.runs import probe_run_execute, probe_run_request
 
     fresh = {
         "key_a": f"sk-tenant-a-{secrets.token_hex(16)}",

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from assessments.models import Channel
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
-from probes.services import (
+from probes.services.runs import (
     TIME_LIMIT_S,
     probe_run_execute,
     probe_run_request,

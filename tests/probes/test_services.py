@@ -14,12 +14,8 @@ from assessments.services.vendor_links import vendor_link_issue
 from core.errors import ConflictError, ServiceError
 from probes.keystore import key_decrypt
 from probes.models import ProbeRun, ProbeRunStatus, ProbeSetup
-from probes.services import (
-    TIME_LIMIT_S,
-    probe_run_execute,
-    probe_run_request,
-    probe_setup_save,
-)
+from probes.services.runs import TIME_LIMIT_S, probe_run_execute, probe_run_request
+from probes.services.setup import probe_setup_save
 from tests.personas import member_of
 
 from .conftest import make_v2_assessment, setup_fields

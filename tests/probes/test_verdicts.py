@@ -9,18 +9,18 @@ from collections.abc import Callable
 
 import pytest
 
-from probes.checks import (
+from probes.check_context import CheckFailed
+from probes.client import BudgetExceeded
+from probes.prefix_cache_statistics import (
     SIGNIFICANCE,
     PrefixCacheTests,
     Sample,
-    _CheckFailed,
     alpha_per_look,
     planned_looks,
     prefix_cache_sequential,
     prefix_cache_tests,
     prefix_cache_verdict,
 )
-from probes.client import BudgetExceeded
 from probes.result import TimingSamples
 
 MISS_MS, HIT_MS = 40.0, 5.0
@@ -165,7 +165,7 @@ def test_a_budget_stop_before_a_verdict_is_inconclusive_with_both_reasons():
 
 def test_a_failed_request_is_inconclusive_without_a_look():
     def draw() -> Sample:
-        raise _CheckFailed("a timed request (hit) failed (HTTP 500)")
+        raise CheckFailed("a timed request (hit) failed (HTTP 500)")
 
     run = prefix_cache_sequential(draw, max_samples=40)
     assert (run.result, run.looks, run.reason) == (

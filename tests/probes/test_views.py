@@ -23,7 +23,8 @@ from assessments.services.answers import answers_save
 from assessments.services.evidence import evidence_add, evidence_remove
 from core.errors import ServiceError
 from probes.models import ProbeRun, ProbeRunStatus
-from probes.services import probe_run_fail, probe_setup_save
+from probes.services.runs import probe_run_fail
+from probes.services.setup import probe_setup_save
 from reports.context import report_context
 from reports.rendering import render_report, report_html
 from tests.html_elements import Elements

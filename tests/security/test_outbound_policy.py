@@ -19,7 +19,7 @@ from core.outbound import OutboundPolicy, outbound_client, parse_networks
 from probes.client import Budget, ChatClient
 from probes.endpoint import ApiKey, ProbeInputError, endpoint_validate
 from probes.models import ProbeSetup
-from probes.services import probe_setup_save
+from probes.services.setup import probe_setup_save
 from tests.probes.conftest import make_v2_assessment, setup_fields
 from tests.probes.test_portal import form_data, probe_page
 from tests.probes.vendor import reference_vendor
@@ -207,3 +207,14 @@ def test_webhook_deliveries_go_through_the_same_policy_on_connecting(settings):
     with http_client(timeout=2) as client, pytest.raises(httpx.ConnectError) as refused:
         client.post("http://127.0.0.1:9/hook", json={})
     assert "loopback" in str(refused.value)
+
+
+def test_single_sign_on_goes_through_the_same_policy_on_connecting(settings):
+    """Single sign-on called the issuer with httpx directly: an owner could aim the web server
+    at any address. Its calls use the one policy, with SSO_ALLOWED_NETWORKS."""
+    from sso.oidc import SsoRefused, discover
+
+    settings.SSO_ALLOWED_NETWORKS = ()
+    with pytest.raises(SsoRefused) as refused:
+        discover("http://127.0.0.1:9")
+    assert refused.value.code == "internal_address" and "loopback" in refused.value.message

@@ -21,13 +21,10 @@ from questionnaires.spec import (
     load_questionnaire_file,
     parse_questionnaire,
 )
-from spreadsheets import catalogue_import
-from spreadsheets.catalogue_import import (
-    ColumnMapping,
-    catalogue_document,
-    read_tables,
-    suggest_mapping,
-)
+from spreadsheets.catalogue_import import tables as catalogue_tables
+from spreadsheets.catalogue_import.document import catalogue_document
+from spreadsheets.catalogue_import.mapping import ColumnMapping, suggest_mapping
+from spreadsheets.catalogue_import.tables import read_tables
 from spreadsheets.reading import WorkbookInvalid, WorkbookRefused
 from spreadsheets.workbook import questionnaire_workbook
 
@@ -403,18 +400,18 @@ def test_an_oversized_file_is_refused(settings):
 
 
 def test_too_many_question_rows_are_refused():
-    rows = [[f"Q-{n}", f"Question {n}?"] for n in range(catalogue_import.MAX_QUESTIONS + 1)]
+    rows = [[f"Q-{n}", f"Question {n}?"] for n in range(catalogue_tables.MAX_QUESTIONS + 1)]
     content = workbook({"Qs": [["Code", "Question"], *rows]})
     with pytest.raises(WorkbookRefused, match="1,001 question rows; at most 1,000"):
         document(content)
     # A workbook far over the bound is refused as it is read, before it is held in memory.
-    rows = [[f"Q-{n}", "Why?"] for n in range(catalogue_import.MAX_QUESTIONS + 100)]
+    rows = [[f"Q-{n}", "Why?"] for n in range(catalogue_tables.MAX_QUESTIONS + 100)]
     with pytest.raises(WorkbookRefused, match="question rows"):
         tables_of(workbook({"Qs": [["Code", "Question"], *rows]}))
 
 
 def test_a_sheet_of_too_many_rows_is_refused(monkeypatch):
-    monkeypatch.setattr(catalogue_import, "MAX_SHEET_ROWS", 30)
+    monkeypatch.setattr(catalogue_tables, "MAX_SHEET_ROWS", 30)
     content = workbook({"Qs": [["Code", "Question"], *([[None, None]] * 40), ["A-1", "Why?"]]})
     with pytest.raises(WorkbookRefused, match="more than 30 rows"):
         tables_of(content)

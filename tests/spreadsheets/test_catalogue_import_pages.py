@@ -15,7 +15,9 @@ from questionnaires.models import QuestionnaireVersion
 from scoring.models import Ruleset
 from scoring.selectors import rulesets_owned_by
 from scoring.services import catalogue_draft_create
-from spreadsheets.catalogue_import import catalogue_document, read_tables, suggest_mapping
+from spreadsheets.catalogue_import.document import catalogue_document
+from spreadsheets.catalogue_import.mapping import suggest_mapping
+from spreadsheets.catalogue_import.tables import read_tables
 from spreadsheets.workbook import questionnaire_workbook
 from tests.personas import member_of
 

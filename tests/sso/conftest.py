@@ -18,11 +18,22 @@ import pytest
 from django.test import Client
 
 from accounts.models import Organization
+from core.outbound import parse_networks
+from sso.models import IdentityProvider
 from sso.services import ProviderSettings, provider_configure
+from tests.conftest import LOOPBACK
 
 PROVIDER = Path(__file__).with_name("oidc_provider.py")
 CLIENT_ID = "avia"
 CLIENT_SECRET = "provider-client-secret"
+
+
+@pytest.fixture(autouse=True)
+def sso_reaches_loopback(settings):
+    """The tests' provider listens on loopback, which the outbound-address policy refuses
+    unless the operator lists it (as scripts/run.sh does for the demo). Tests of the policy
+    itself set their own."""
+    settings.SSO_ALLOWED_NETWORKS = parse_networks([LOOPBACK])
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,9 @@ def oidc_providers() -> Iterator[dict[str, Provider]]:
         "expired": _start("--id-token-ttl", "-600"),
         "foreign_email": _start("--email", "mallory@elsewhere.test"),
         "unverified": _start("--email-unverified"),
+        # Discovery documents that send the server's calls to internal addresses.
+        "internal_token": _start("--token-endpoint", "http://169.254.169.254/token"),
+        "internal_jwks": _start("--jwks-uri", "https://10.0.0.1/jwks"),
     }
     try:
         for provider in providers.values():
@@ -96,17 +110,19 @@ def oidc_providers() -> Iterator[dict[str, Provider]]:
 
 def configure(
     organization: Organization,
-    provider: Provider,
+    provider: Provider | str,
     *,
     allow_join: bool = False,
     require_sso: bool = False,
     break_glass_owner_id: int | None = None,
     default_role: str = "viewer",
-) -> None:
-    provider_configure(
+) -> IdentityProvider:
+    """Save the organization's provider: one of the test provider processes, or an issuer URL
+    that nothing is called at."""
+    return provider_configure(
         organization=organization,
         settings=ProviderSettings(
-            issuer=provider.issuer,
+            issuer=provider if isinstance(provider, str) else provider.issuer,
             client_id=CLIENT_ID,
             client_secret=CLIENT_SECRET,
             email_domains=["acme.test"],

@@ -5,7 +5,8 @@ It speaks the real protocol: discovery, a JWKS of a fresh RSA key, the authoriza
 with PKCE (S256, required) and nonce, client authentication at the token endpoint, and RS256 ID
 tokens. Test-only settings make it misbehave the ways a provider or an attacker can: tokens that
 name another issuer or another audience, an expired token, another user's address, an address
-it has not verified. Its sign-in and consent step approves at once the user the client names in
+it has not verified, a discovery document that names
+token or key endpoints elsewhere (an internal address). Its sign-in and consent step approves at once the user the client names in
 `login_hint` (no password page: the tests are about the relying party).
 """
 
@@ -37,6 +38,8 @@ class Settings:
     id_token_ttl: int = 300
     email: str | None = None
     email_verified: bool = True
+    token_endpoint: str | None = None
+    jwks_uri: str | None = None
 
 
 @dataclass
@@ -181,8 +184,8 @@ def create_app(settings: Settings) -> Flask:
         return jsonify(
             issuer=settings.issuer,
             authorization_endpoint=settings.issuer + "/authorize",
-            token_endpoint=settings.issuer + "/token",
-            jwks_uri=settings.issuer + "/jwks",
+            token_endpoint=settings.token_endpoint or settings.issuer + "/token",
+            jwks_uri=settings.jwks_uri or settings.issuer + "/jwks",
             response_types_supported=["code"],
             subject_types_supported=["public"],
             id_token_signing_alg_values_supported=["RS256"],
@@ -218,6 +221,8 @@ def main() -> None:
     parser.add_argument("--id-token-ttl", type=int, default=300, help="seconds; negative: expired")
     parser.add_argument("--email", help="the address it vouches for, whatever the client asked")
     parser.add_argument("--email-unverified", action="store_true")
+    parser.add_argument("--token-endpoint", help="the token endpoint its discovery names")
+    parser.add_argument("--jwks-uri", help="the key set its discovery names")
     args = parser.parse_args()
     settings = Settings(
         issuer=f"http://127.0.0.1:{args.port}",
@@ -228,6 +233,8 @@ def main() -> None:
         id_token_ttl=args.id_token_ttl,
         email=args.email,
         email_verified=not args.email_unverified,
+        token_endpoint=args.token_endpoint,
+        jwks_uri=args.jwks_uri,
     )
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # loopback http
     create_app(settings).run(host="127.0.0.1", port=args.port, threaded=True)

@@ -1,5 +1,6 @@
 """Object storage for the tests of this package: a moto S3 server process on loopback, and
-settings.STORAGES built by config.settings from the operator's AVIA_S3_* variables."""
+settings.STORAGES built as config.settings builds it (config.file_storages) from the operator's
+AVIA_S3_* variables."""
 
 from __future__ import annotations
 
@@ -34,13 +35,13 @@ def s3_endpoint(tmp_path_factory) -> Iterator[str]:
 def s3_storages(endpoint: str, prefix: str) -> dict:
     """settings.STORAGES as config.settings builds it from the operator's variables."""
     from config import settings as module
+    from config.file_storages import file_storage
 
-    with (
-        mock.patch.dict(os.environ, s3_environment(endpoint, prefix)),
-        mock.patch.object(module, "AVIA_STORAGE", "s3"),
-        mock.patch.object(module, "AVIA_S3_PREFIX", prefix),
-    ):
-        return {kind: module._file_storage(kind) for kind in ("evidence", "reports")} | {
+    with mock.patch.dict(os.environ, s3_environment(endpoint, prefix)):
+        return {
+            kind: file_storage(kind, backend="s3", s3_prefix=prefix)
+            for kind in ("evidence", "reports")
+        } | {
             kind: value
             for kind, value in module.STORAGES.items()
             if kind not in ("evidence", "reports")

@@ -50,6 +50,19 @@ def opened(helix, name):
     )
 
 
+def copy_from(source, target, *, vendor_ids=(), policy=False, branding=False, catalogue_ids=()):
+    """`client_copy` from the web, copying only what the test names."""
+    return client_copy(
+        source=source,
+        target=target,
+        vendor_ids=list(vendor_ids),
+        policy=policy,
+        branding=branding,
+        catalogue_ids=list(catalogue_ids),
+        channel=Channel.WEB,
+    )
+
+
 def test_the_owner_opens_a_client_and_becomes_its_owner(helix):
     consultancy, hana, _cole = helix
     client = opened(helix, "Blue Bank")
@@ -101,14 +114,7 @@ def test_a_copy_is_new_rows_of_the_target_and_only_a_member_of_both_copies(helix
         time_zone="Europe/London",
     )
 
-    result = client_copy(
-        source=in_blue,
-        target=in_green,
-        vendor_ids=[inferno.pk],
-        policy=True,
-        branding=True,
-        channel="web",
-    )
+    result = copy_from(in_blue, in_green, vendor_ids=[inferno.pk], policy=True, branding=True)
 
     assert result.vendors == ["Inferno AI"]
     copy = Vendor.objects.get(organization=green)
@@ -131,26 +137,12 @@ def test_a_copy_is_new_rows_of_the_target_and_only_a_member_of_both_copies(helix
     copy.refresh_from_db()
     assert copy.website == "https://i.test"
     # Again: the vendor is there already, left as it is.
-    again = client_copy(
-        source=in_blue,
-        target=in_green,
-        vendor_ids=[inferno.pk],
-        policy=False,
-        branding=False,
-        channel="web",
-    )
+    again = copy_from(in_blue, in_green, vendor_ids=[inferno.pk])
     assert (again.vendors, again.vendors_skipped) == ([], ["Inferno AI"])
     # Another organization's vendor id is refused.
     other = vendor_create(organization=consultancy, actor=hana, channel="web", name="Helix's")
     with pytest.raises(ServiceError):
-        client_copy(
-            source=in_blue,
-            target=in_green,
-            vendor_ids=[other.pk],
-            policy=False,
-            branding=False,
-            channel="web",
-        )
+        copy_from(in_blue, in_green, vendor_ids=[other.pk])
     # Cole belongs to neither: he has no context there to copy with.
     assert not Membership.objects.filter(user=cole, organization__in=[blue, green]).exists()
 
@@ -272,6 +264,15 @@ def test_copying_from_the_web(client, helix):
 
     assert response.status_code == 302
     assert Vendor.objects.filter(organization=green, name="Inferno AI").exists()
+    page = client.get(response.url).content.decode()
+    assert "Vendors copied from Blue Bank to Green Grocer: Inferno AI." in page
+    again = client.post(
+        url, {"source": blue.slug, "vendors": [inferno.pk], "page_organization": green.pk}
+    )
+    assert (
+        "Green Grocer already has Inferno AI: left as it is."
+        in client.get(again.url).content.decode()
+    )
     nothing = client.post(url, {"source": blue.slug, "page_organization": green.pk})
     assert nothing.status_code == 400
     assert "Choose at least one thing to copy." in nothing.content.decode()
@@ -315,15 +316,7 @@ def test_a_published_questionnaire_is_copied_as_the_targets_own(helix):
     target = org_context_of(user=hana, organization=green)
     ruleset = _published_catalogue(source)
 
-    result = client_copy(
-        source=source,
-        target=target,
-        vendor_ids=[],
-        policy=False,
-        branding=False,
-        catalogue_ids=[ruleset.pk],
-        channel=Channel.WEB,
-    )
+    result = copy_from(source, target, catalogue_ids=[ruleset.pk])
 
     copy = Ruleset.objects.get(organization=green, slug=ruleset.slug, version=ruleset.version)
     assert result.catalogues == [ruleset.key]
@@ -340,15 +333,7 @@ def test_a_published_questionnaire_is_copied_as_the_targets_own(helix):
     event = AuditEvent.objects.get(organization=green, action="organization.copied_from")
     assert event.detail["catalogues"] == [ruleset.key]
 
-    again = client_copy(
-        source=source,
-        target=target,
-        vendor_ids=[],
-        policy=False,
-        branding=False,
-        catalogue_ids=[ruleset.pk],
-        channel=Channel.WEB,
-    )
+    again = copy_from(source, target, catalogue_ids=[ruleset.pk])
     assert (again.catalogues, again.catalogues_skipped) == ([], [ruleset.key])
 
 
@@ -363,15 +348,7 @@ def test_only_a_published_catalogue_of_the_source_is_copied(helix, personas):
     draft = catalogue_upload(context=source, data=data, source_name="dd.yaml")
 
     with pytest.raises(ServiceError) as refused:
-        client_copy(
-            source=source,
-            target=target,
-            vendor_ids=[],
-            policy=False,
-            branding=False,
-            catalogue_ids=[draft.ruleset.pk],
-            channel=Channel.WEB,
-        )
+        copy_from(source, target, catalogue_ids=[draft.ruleset.pk])
     assert "catalogues" in refused.value.errors
     assert not QuestionnaireVersion.objects.filter(organization=green).exists()
 
@@ -386,6 +363,8 @@ def test_copying_a_questionnaire_from_the_web(client, helix):
     url = reverse("assessments:client_copy", args=[green.slug])
     form = client.get(f"{url}?from={blue.slug}").content.decode()
     assert ruleset.key in form
+    # The messages say what was copied in the reader's language (the same two as for vendors).
+    client.cookies["django_language"] = "zh-hant"
 
     response = client.post(
         url, {"source": blue.slug, "catalogues": [ruleset.pk], "page_organization": green.pk}
@@ -393,3 +372,9 @@ def test_copying_a_questionnaire_from_the_web(client, helix):
 
     assert response.status_code == 302
     assert Ruleset.objects.filter(organization=green, slug=ruleset.slug).exists()
+    page = client.get(response.url).content.decode()
+    assert f"已由 Blue Bank 複製問卷到 Green Grocer：{ruleset.key}。" in page
+    again = client.post(
+        url, {"source": blue.slug, "catalogues": [ruleset.pk], "page_organization": green.pk}
+    )
+    assert f"Green Grocer 已有 {ruleset.key}：保持不變。" in client.get(again.url).content.decode()

@@ -43,8 +43,8 @@ REPORT_LANGUAGES = ("en", "zh-hant")
 def publish_demo_catalogue(*, owner: OrgContext, document: Path = DOCUMENT) -> str:
     """Load `document` into `owner`'s organization as its own catalogue, the way an owner's
     upload does (checked whole and saved as a draft, then published), and return the published
-    questionnaire's key. Raises `scoring.documents.CatalogueInvalid` naming the line, the code
-    and the problem when the document is refused (nothing is saved)."""
+    questionnaire's key. Raises `scoring.catalogue_files.problems.CatalogueInvalid` naming the
+    line, the code and the problem when the document is refused (nothing is saved)."""
     draft = catalogue_upload(context=owner, data=document.read_bytes(), source_name=document.name)
     ruleset = catalogue_publish(context=owner, ruleset=draft.ruleset)
     return ruleset.questionnaire.key

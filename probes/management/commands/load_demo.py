@@ -33,7 +33,8 @@ from assessments import factories
 from assessments.models import Assessment, Channel
 
 from ...models import ProbeRun
-from ...services import probe_run_execute, probe_run_request, probe_setup_save
+from ...services.runs import probe_run_execute, probe_run_request
+from ...services.setup import probe_setup_save
 
 DEMO_PASSWORD = "avia-demo-2026"
 ORGANIZATION = "Demo Procurement (HK)"

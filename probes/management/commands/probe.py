@@ -28,7 +28,7 @@ from probes.runner import (
     probe_config_build,
     probe_run,
 )
-from probes.services import probe_outbound_policy
+from probes.services.guards import probe_outbound_policy
 from questionnaires.validation import format_errors
 
 EXIT_BAD_INPUT = 2

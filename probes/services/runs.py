@@ -1,63 +1,59 @@
-"""Writes of the probe: saving the vendor's set-up and authorisation, requesting a run,
-executing it (what the Celery task calls), failing it, and destroying the keys.
-
-Nothing is sent to an endpoint without a saved set-up whose signed authorisation covers the
-moment (the window) and the spend (the ceiling). Keys are encrypted at rest, never written
-to the audit trail, a log or a result, and destroyed when a run finishes or fails.
-"""
+"""A probe run, from request to end: queued inside the set-up's window and within its spend
+ceiling, executed by the Celery task outside any transaction (progress written for the page to
+poll, the result attached as PRB-02 evidence), and failed when it cannot finish or was
+abandoned. Every end goes through `keys.probe_run_end`, which destroys the test keys."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import logging
-import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.roles import Capability
 from assessments.audit import audit_record
-from assessments.models import Assessment, AssessmentStatus, Channel, EvidenceFile, VendorLink
-from assessments.services.answers import probe_consented
+from assessments.models import Assessment, Channel, EvidenceFile
 from assessments.services.evidence import evidence_add
 from assessments.services.webhook_events import assessment_event
 from core.errors import ConflictError, ServiceError
-from core.outbound import OutboundPolicy, TemplateText
 from core.queueing import publish_on_commit
-from questionnaires.validation import visibility_for
 from webhooks.events import WebhookEvent
 from webhooks.services import webhooks_emit
 
-from .endpoint import ApiKey, ProbeInputError, endpoint_validate
-from .keystore import KeyUnreadable, key_decrypt, key_encrypt
-from .models import ProbeRun, ProbeRunStatus, ProbeSetup
-from .result import CHECKS, result_outcomes
-from .runner import (
-    SAME_KEYS_MESSAGE,
+from ..endpoint import ProbeInputError
+from ..keystore import KeyUnreadable, key_decrypt
+from ..models import ProbeRun, ProbeRunStatus, ProbeSetup
+from ..result import CHECKS, result_outcomes
+from ..runner import (
     ProbeConfig,
     ProbeProgress,
     ProbeUnreachable,
     options_problems,
     probe_config_build,
     probe_run,
-    target_problems,
 )
+from .guards import (
+    DECIDED_STATUSES,
+    RUN_PENDING_STATUSES,
+    probe_outbound_policy,
+    problems_translated,
+)
+from .keys import probe_run_end
+from .setup import tokens_spent_under
 
 logger = logging.getLogger(__name__)
 
 # Who may start a probe: whoever prepares assessments (assessors; owners hold every capability).
 PROBE_RUN_CAPABILITIES = (Capability.EDIT_ASSESSMENT,)
-MAX_KEY_LENGTH = 1000
-MAX_CEILING_TOKENS = 10_000_000_000
 # A page polls the progress; more than one write a second would only load the database.
 PROGRESS_WRITE_INTERVAL_S = 1.0
 # The Celery task that runs a probe (`tasks.py`, which imports these services), queued by name.
@@ -66,225 +62,6 @@ PROGRESS_WRITE_INTERVAL_S = 1.0
 PROBE_RUN_TASK = "probes.tasks.probe_run_task"
 SOFT_TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 60
 TIME_LIMIT_S = settings.PROBE_TIMEOUT_S + 120
-_PENDING = (ProbeRunStatus.QUEUED, ProbeRunStatus.RUNNING)
-# A decided assessment is not probed any more: its result could no longer be scored.
-_CLOSED = (AssessmentStatus.APPROVED, AssessmentStatus.REJECTED)
-
-
-def _translated(errors: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The pure probe's messages (marked with gettext_noop) in the request's language."""
-    return {
-        field: [_translate(message) for message in messages] for field, messages in errors.items()
-    }
-
-
-def _translate(message: str) -> str:
-    if isinstance(message, TemplateText):
-        return _(message.template) % message.params
-    return _(message)
-
-
-def probe_outbound_policy() -> OutboundPolicy:
-    """Where the probe may connect: public addresses and the operator's PROBE_ALLOWED_NETWORKS
-    (for the web app, the worker and `manage.py probe` alike)."""
-    return OutboundPolicy(allowed_networks=settings.PROBE_ALLOWED_NETWORKS)
-
-
-# -- the set-up and its authorisation ------------------------------------------------------
-
-
-def _in_utc_range(moment: dt.datetime) -> bool:
-    """Whether a time can be stored: 9999-12-31 23:59 west of UTC (or 0001-01-01 east of it)
-    is out of the range of a datetime once in UTC."""
-    try:
-        moment.astimezone(dt.UTC)
-    except (OverflowError, ValueError):
-        return False
-    return True
-
-
-@transaction.atomic
-def probe_setup_save(
-    *,
-    assessment: Assessment,
-    base_url: str,
-    model_name: str,
-    declared_context: int,
-    key_a: str,
-    key_b: str,
-    signer_name: str,
-    spend_ceiling_tokens: int,
-    window_starts_at: dt.datetime,
-    window_ends_at: dt.datetime,
-    channel: str,
-    actor: User | None = None,
-    vendor_link: VendorLink | None = None,
-) -> ProbeSetup:
-    """Save (or replace) the probe set-up of `assessment`: the endpoint, the two test-tenant
-    keys (encrypted) and the signed authorisation. Entered by the vendor through its link, or
-    by a member on the vendor's behalf. Every problem is reported at once, by field."""
-    if vendor_link is not None and vendor_link.assessment_id != assessment.pk:
-        raise ServiceError({"vendor_link": [_("This link belongs to another assessment.")]})
-    if assessment.status in _CLOSED:
-        raise ConflictError({"probe": [_("The assessment is decided; it is not probed any more.")]})
-    if vendor_link is not None and not probe_consented(assessment):
-        # The vendor's own consent (PRB-01 = yes) comes before its endpoint and keys.
-        raise ConflictError(
-            {
-                code: [_("Answer “yes” here first: the probe needs your consent.")]
-                for code in consent_codes(assessment)
-            }
-            or {"probe": [_("This questionnaire has no isolation probe.")]}
-        )
-    if ProbeRun.objects.filter(assessment=assessment, status__in=_PENDING).exists():
-        raise ConflictError(
-            {"probe": [_("A probe of this assessment is running; wait until it ends.")]}
-        )
-    base_url, keys = probe_setup_check(
-        base_url=base_url,
-        model_name=model_name,
-        declared_context=declared_context,
-        key_a=key_a,
-        key_b=key_b,
-        signer_name=signer_name,
-        spend_ceiling_tokens=spend_ceiling_tokens,
-        window_starts_at=window_starts_at,
-        window_ends_at=window_ends_at,
-    )
-
-    now = timezone.now()
-    setup, created = ProbeSetup.objects.update_or_create(
-        assessment=assessment,
-        defaults={
-            "organization_id": assessment.organization_id,
-            "base_url": base_url,
-            "model_name": model_name.strip(),
-            "declared_context": declared_context,
-            "signer_name": signer_name.strip(),
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at,
-            "window_ends_at": window_ends_at,
-            "entered_by": actor,
-            "entered_by_link": vendor_link,
-            "entered_via": channel,
-            "entered_at": now,
-            "key_a_ciphertext": key_encrypt(keys["key_a"]),
-            "key_b_ciphertext": key_encrypt(keys["key_b"]),
-            "keys_destroyed_at": None,
-        },
-    )
-    audit_record(
-        organization=assessment.organization,
-        assessment=assessment,
-        action="probe.setup_saved",
-        actor=actor,
-        vendor_link=vendor_link,
-        channel=channel,
-        # What was authorised, never the keys.
-        detail={
-            "base_url": base_url,
-            "model": setup.model_name,
-            "declared_context": declared_context,
-            "signer_name": setup.signer_name,
-            "spend_ceiling_tokens": spend_ceiling_tokens,
-            "window_starts_at": window_starts_at.isoformat(),
-            "window_ends_at": window_ends_at.isoformat(),
-            "replaced": not created,
-        },
-    )
-    return setup
-
-
-def probe_setup_check(
-    *,
-    base_url: str,
-    model_name: str,
-    declared_context: int | None,
-    key_a: str,
-    key_b: str,
-    signer_name: str,
-    spend_ceiling_tokens: int | None,
-    window_starts_at: dt.datetime | None,
-    window_ends_at: dt.datetime | None,
-) -> tuple[str, dict[str, ApiKey]]:
-    """Every problem of a probe set-up at once, by field (ServiceError); else the base URL as
-    validated and the two keys. Saves nothing: a form reports these beside its own errors."""
-    errors: dict[str, list[str]] = {}
-    try:
-        base_url = endpoint_validate(
-            base_url, allow_http=settings.PROBE_ALLOW_HTTP, policy=probe_outbound_policy()
-        )
-    except ProbeInputError as exc:
-        errors.update(_translated(exc.errors))
-    target = target_problems(model=model_name, declared_context=declared_context)
-    if "model" in target:
-        errors["model_name"] = target.pop("model")
-    errors.update(_translated(target))
-    keys: dict[str, ApiKey] = {}
-    for field, value in (("key_a", key_a), ("key_b", key_b)):
-        text = (value or "").strip()
-        if not text:
-            errors[field] = [_("Enter the API key of this test tenant.")]
-        elif len(text) > MAX_KEY_LENGTH or any(ch.isspace() for ch in text):
-            # The message never repeats the key.
-            errors[field] = [_("This does not look like an API key (spaces, or too long).")]
-        else:
-            keys[field] = ApiKey(text)
-    if len(keys) == 2 and keys["key_a"].same_as(keys["key_b"]):
-        errors["key_b"] = [_(SAME_KEYS_MESSAGE)]
-    if not (signer_name or "").strip():
-        errors["signer_name"] = [_("Name the person who signs the authorisation.")]
-    elif len(signer_name) > 200:
-        errors["signer_name"] = [_("The name is longer than 200 characters.")]
-    if not isinstance(spend_ceiling_tokens, int) or not (
-        0 < spend_ceiling_tokens <= MAX_CEILING_TOKENS
-    ):
-        errors["spend_ceiling_tokens"] = [
-            _("The spend ceiling must be a whole number of tokens between 1 and 10,000,000,000.")
-        ]
-    out_of_range = [
-        name
-        for name, moment in (
-            ("window_starts_at", window_starts_at),
-            ("window_ends_at", window_ends_at),
-        )
-        if moment is not None and not _in_utc_range(moment)
-    ]
-    if out_of_range:
-        for name in out_of_range:
-            errors[name] = [_("Enter a date between the years 2 and 9998.")]
-    elif window_starts_at is None or window_ends_at is None:
-        errors["window_ends_at"] = [_("Give the start and the end of the authorised window.")]
-    elif window_ends_at <= window_starts_at:
-        errors["window_ends_at"] = [_("The window must end after it starts.")]
-    elif window_ends_at <= timezone.now():
-        errors["window_ends_at"] = [_("The authorised window has already ended.")]
-    if errors:
-        raise ServiceError(errors)
-    return base_url, keys
-
-
-def consent_codes(assessment: Assessment) -> list[str]:
-    """The questions whose answer decides whether the probe is asked for (PRB-01)."""
-    spec = assessment.questionnaire.spec
-    question = spec.probe_question
-    if question is None or not question.show_if:
-        return []
-    by_identifier = {q.identifier: q.code for q in spec.iter_questions()}
-    reads = visibility_for(spec).reads(question.code)
-    return [by_identifier[name] for name in reads if name in by_identifier]
-
-
-def tokens_spent_under(setup: ProbeSetup) -> int:
-    """Prompt tokens the runs under this authorisation have spent (counted against its
-    ceiling). Saving the set-up again is a new authorisation."""
-    spent = ProbeRun.objects.filter(setup=setup, created_at__gte=setup.entered_at).aggregate(
-        total=Sum("tokens_spent")
-    )["total"]
-    return spent or 0
-
-
-# -- requesting a run ----------------------------------------------------------------------
 
 
 @transaction.atomic
@@ -306,8 +83,8 @@ def probe_run_request(
         checks=checks, samples=samples, prefix_tokens=prefix_tokens, budget_tokens=1
     )
     if problems:
-        raise ServiceError(_translated(problems))
-    if assessment.status in _CLOSED:
+        raise ServiceError(problems_translated(problems))
+    if assessment.status in DECIDED_STATUSES:
         raise ConflictError({"probe": [_("The assessment is decided; it is not probed any more.")]})
     setup = ProbeSetup.objects.select_for_update().filter(assessment=assessment).first()
     if setup is None:
@@ -330,7 +107,7 @@ def probe_run_request(
         raise ConflictError({"probe": [_("The authorised window has not started yet.")]})
     if now >= setup.window_ends_at:
         raise ConflictError({"probe": [_("The authorised window has ended.")]})
-    if ProbeRun.objects.filter(assessment=assessment, status__in=_PENDING).exists():
+    if ProbeRun.objects.filter(assessment=assessment, status__in=RUN_PENDING_STATUSES).exists():
         raise ConflictError({"probe": [_("A probe of this assessment is already running.")]})
     remaining = setup.spend_ceiling_tokens - tokens_spent_under(setup)
     if remaining <= 0:
@@ -472,7 +249,7 @@ def probe_run_execute(*, probe_run_id: int) -> ProbeRun | None:
                 "evidence",
             ]
         )
-        _run_ended(
+        probe_run_end(
             run,
             finished=True,
             detail={
@@ -587,50 +364,9 @@ def probe_run_fail(*, probe_run_id: int, error: str) -> None:
         run.status, run.error = ProbeRunStatus.FAILED, error[:2000]
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
-        _run_ended(
+        probe_run_end(
             run,
             finished=False,
             detail={"probe_run": run.pk, "error": error[:500], "tokens_spent": run.tokens_spent},
         )
     logger.warning("probe run %s failed: %s", probe_run_id, error)
-
-
-def _run_ended(run: ProbeRun, *, finished: bool, detail: dict[str, Any]) -> None:
-    """The end of a run, finished or failed, inside the caller's transaction: the test keys are
-    destroyed first (another run needs the vendor to enter them again), then the end is
-    audited. Every path that ends a run comes here, so none can leave the keys behind."""
-    probe_keys_destroy(setup=ProbeSetup.objects.select_for_update().get(pk=run.setup_id))
-    event: dict[str, Any] = {
-        "organization": run.assessment.organization,
-        "assessment": run.assessment,
-        "channel": Channel.SYSTEM,
-        "detail": detail,
-    }
-    # (the action written out, for the scan of recorded actions: tests/web/test_audit_labels.py)
-    if finished:
-        audit_record(action="probe.finished", **event)
-    else:
-        audit_record(action="probe.failed", **event)
-
-
-@transaction.atomic
-def probe_keys_destroy(*, setup: ProbeSetup) -> None:
-    """Overwrite the stored ciphertexts with random text of the same length, then null them,
-    so that the row's old bytes are replaced before they are freed."""
-    if not setup.keys_present:
-        return
-    fields = ["key_a_ciphertext", "key_b_ciphertext"]
-    for name in fields:
-        length = len(getattr(setup, name))
-        setattr(setup, name, secrets.token_urlsafe(length)[:length])
-    setup.save(update_fields=fields)
-    for name in fields:
-        setattr(setup, name, None)
-    setup.keys_destroyed_at = timezone.now()
-    setup.save(update_fields=[*fields, "keys_destroyed_at"])
-    audit_record(
-        organization=setup.organization,
-        assessment=setup.assessment,
-        action="probe.keys_destroyed",
-        channel=Channel.SYSTEM,
-    )

@@ -8,8 +8,8 @@
 # the PostgreSQL pass's output follows it. Artefacts (screenshots, rendered pages, worker logs)
 # land in artifacts/. Arguments go to the SQLite pytest run and skip the PostgreSQL one (a
 # targeted run); AVIA_TEST_POSTGRES=0 skips it too.
-# AVIA_TEST_WORKERS=2 runs the SQLite pass in two pytest-xdist workers (docs/testing.md,
-# "Both cores"); by default it is one process.
+# The SQLite pass runs in two pytest-xdist workers (docs/testing.md, "Both cores");
+# AVIA_TEST_WORKERS=0 makes it one process.
 #
 # The real-engine tests (marker real_engine: the probe against llama.cpp's llama-server) need
 # the engine that scripts/llama-server.sh builds once into ~/.cache/avia (10-20 minutes the
@@ -142,10 +142,11 @@ else
   # The SQLite pass prints as it goes, in the background (its own process group) so that this
   # shell can start the real-engine tests when the PostgreSQL pass ends. What runs on
   # PostgreSQL alone is left out here (run here when there is no PostgreSQL).
-  # AVIA_TEST_WORKERS=2 spreads it over two pytest-xdist workers (tests/parallel.py: a Redis
-  # and media folder per worker, a package per work unit); not the default: not measured yet
-  # to shorten make test on two cores beside the PostgreSQL pass.
-  workers=${AVIA_TEST_WORKERS:-0}
+  # Two pytest-xdist workers (tests/parallel.py: a Redis and media folder per worker, a
+  # package per work unit, the longest first): the passes wait on workers, servers and
+  # Chromium much of the time, so three processes keep two cores busier than two.
+  # AVIA_TEST_WORKERS=0 makes it one process.
+  workers=${AVIA_TEST_WORKERS:-2}
   parallel=()
   if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
   setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" "${sqlite_leaves_out[@]}" &

@@ -2,8 +2,7 @@
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
 # worker, PDF tests) and, beside it, the migrations, integration, API, permission, query plan
 # and schemathesis contract tests on a private PostgreSQL cluster (scripts/postgres.sh), with
-# the browser journeys and the tests that mostly wait on real processes there alone. The two
-# passes run at the same time, each in its own process group, with its own Redis (the fault
+# the browser journeys there alone. The two passes run at the same time, each in its own process group, with its own Redis (the fault
 # tests stop and start theirs) and its own media directory; the SQLite pass prints as it goes,
 # the PostgreSQL pass's output follows it. Artefacts (screenshots, rendered pages, worker logs)
 # land in artifacts/. Arguments go to the SQLite pytest run and skip the PostgreSQL one (a
@@ -15,7 +14,7 @@
 # the engine that scripts/llama-server.sh builds once into ~/.cache/avia (10-20 minutes the
 # first time, nothing after). A whole run starts that build (or its reuse) first, in the
 # background beside lint and the passes, and runs the real-engine tests once it is there and
-# the PostgreSQL pass is over; a build that fails fails the run. A targeted run leaves it to
+# one of the passes is over; a build that fails fails the run. A targeted run leaves it to
 # the tests' fixture, which builds or reuses it the same way when a real-engine test is
 # selected.
 set -euo pipefail
@@ -79,23 +78,10 @@ if [[ $postgres == 1 ]]; then
     *) exit "$status" ;;
   esac
 fi
-# What runs in the PostgreSQL pass only (with no PostgreSQL, in the SQLite pass): the browser
-# journeys (what they test is the pages, no less real on PostgreSQL) and the tests that mostly
-# wait on real processes — a worker killed and redelivered after the visibility timeout, a
-# probe timed against the reference vendor, the two-host object store (its own PostgreSQL) —
-# where PostgreSQL is what several workers run on in production. Both passes then take about
-# as long (docs/testing.md has the figures).
-postgres_only_paths=(tests/browser tests/integration/test_probe_journey.py
-  tests/integration/test_rescore_batch.py tests/storage/test_two_hosts.py)
-postgres_only_tests=(
-  tests/integration/test_faults.py::test_a_worker_killed_during_scoring_and_rendering_leaves_one_result_each
-)
+# The browser tests run in the PostgreSQL pass, not in both (with no PostgreSQL, in the SQLite
+# pass): a browser journey is no less real on PostgreSQL (what they test is the pages).
 postgres_only=()
-sqlite_leaves_out=()
-if [[ $postgres == 1 ]]; then
-  postgres_only=("${postgres_only_paths[@]}" "${postgres_only_tests[@]}")
-  sqlite_leaves_out=("${postgres_only_paths[@]/#/--ignore=}" "${postgres_only_tests[@]/#/--deselect=}")
-fi
+if [[ $postgres == 1 ]]; then postgres_only=(tests/browser); fi
 
 postgres_pid=""
 postgres_log=var/test-postgres.log
@@ -140,7 +126,7 @@ if [[ $# -gt 0 ]]; then
   set +e; python -m pytest "$@"; sqlite_status=$?; set -e
 else
   # The SQLite pass prints as it goes, in the background (its own process group) so that this
-  # shell can start the real-engine tests when the PostgreSQL pass ends. What runs on
+  # shell can start the real-engine tests when one of the passes ends. What runs on
   # PostgreSQL alone is left out here (run here when there is no PostgreSQL).
   # Two pytest-xdist workers (tests/parallel.py: a Redis and media folder per worker, a
   # package per work unit, the longest first): the passes wait on workers, servers and
@@ -149,15 +135,30 @@ else
   workers=${AVIA_TEST_WORKERS:-2}
   parallel=()
   if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
-  setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" "${sqlite_leaves_out[@]}" &
+  setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" \
+    "${postgres_only[@]/#/--ignore=}" &
   sqlite_pid=$!
 fi
 
-# The real-engine tests, once the engine is built (or found in the cache) and the PostgreSQL
-# pass, the shorter of the two, is over: they take the core it leaves rather than slow both
-# passes. Their output follows the others'.
+# The real-engine tests, once the engine is built (or found in the cache) and one of the passes
+# is over: they take the core it leaves rather than slow both passes. Their output follows the
+# others'.
 engine_status=0
 postgres_status=0
+# Waits for a pass that has ended (its status kept for later), or for one of the two to end.
+wait_for_a_pass() {
+  while [[ -n $sqlite_pid && -n $postgres_pid ]] && kill -0 "$sqlite_pid" 2>/dev/null \
+    && kill -0 "$postgres_pid" 2>/dev/null; do
+    sleep 1
+  done
+  if [[ -n $sqlite_pid ]] && ! kill -0 "$sqlite_pid" 2>/dev/null; then
+    set +e; wait "$sqlite_pid"; sqlite_status=$?; set -e
+    sqlite_pid=""
+  elif [[ -n $postgres_pid ]] && ! kill -0 "$postgres_pid" 2>/dev/null; then
+    set +e; wait "$postgres_pid"; postgres_status=$?; set -e
+    postgres_pid=""
+  fi
+}
 if [[ -n $engine_pid ]]; then
   set +e; wait "$engine_pid"; engine_status=$?; set -e
   engine_pid=""
@@ -166,10 +167,7 @@ if [[ -n $engine_pid ]]; then
       echo "!!! the real engine (llama-server) could not be built: real-engine tests FAILED"
     } >"$engine_log_tests"
   else
-    if [[ -n $postgres_pid ]]; then
-      set +e; wait "$postgres_pid"; postgres_status=$?; set -e
-      postgres_pid=""
-    fi
+    wait_for_a_pass
     engine_cache=$(tail -n 1 var/engine-cache.txt)
     export AVIA_LLAMA_SERVER="$engine_cache/bin/llama-server"
     export AVIA_LLAMA_SOURCE="$engine_cache/src"
@@ -196,7 +194,7 @@ if [[ $postgres == 1 ]]; then
     set +e; wait "$postgres_pid"; postgres_status=$?; set -e
     postgres_pid=""
   fi
-  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the tests that run there alone ---"
+  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the browser tests ---"
   cat "$postgres_log"
 fi
 if [[ $# -eq 0 ]]; then

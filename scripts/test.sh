@@ -2,7 +2,7 @@
 # Runs every test: lint, then pytest on SQLite (unit, integration with a real Redis and Celery
 # worker, PDF tests) and, beside it, the migrations, integration, API, permission, query plan
 # and schemathesis contract tests on a private PostgreSQL cluster (scripts/postgres.sh), with
-# the browser journeys there alone. The two passes run at the same time, each in its own process group, with its own Redis (the fault
+# the browser journeys and the tests that mostly wait on real processes there alone. The two passes run at the same time, each in its own process group, with its own Redis (the fault
 # tests stop and start theirs) and its own media directory; the SQLite pass prints as it goes,
 # the PostgreSQL pass's output follows it. Artefacts (screenshots, rendered pages, worker logs)
 # land in artifacts/. Arguments go to the SQLite pytest run and skip the PostgreSQL one (a
@@ -78,10 +78,23 @@ if [[ $postgres == 1 ]]; then
     *) exit "$status" ;;
   esac
 fi
-# The browser tests run in the PostgreSQL pass, not in both (with no PostgreSQL, in the SQLite
-# pass): a browser journey is no less real on PostgreSQL (what they test is the pages).
+# What runs in the PostgreSQL pass only (with no PostgreSQL, in the SQLite pass): the browser
+# journeys (what they test is the pages, no less real on PostgreSQL) and the tests that mostly
+# wait on real processes — a worker killed and redelivered after the visibility timeout, the
+# probe journeys timed against the reference vendor, the two-host object store (its own
+# PostgreSQL) — where PostgreSQL is what several workers run on in production. That leaves the
+# two passes about as long (docs/testing.md has the figures).
+postgres_only_paths=(tests/browser tests/integration/test_probe_journey.py
+  tests/integration/test_rescore_batch.py tests/storage/test_two_hosts.py)
+postgres_only_tests=(
+  tests/integration/test_faults.py::test_a_worker_killed_during_scoring_and_rendering_leaves_one_result_each
+)
 postgres_only=()
-if [[ $postgres == 1 ]]; then postgres_only=(tests/browser); fi
+sqlite_leaves_out=()
+if [[ $postgres == 1 ]]; then
+  postgres_only=("${postgres_only_paths[@]}" "${postgres_only_tests[@]}")
+  sqlite_leaves_out=("${postgres_only_paths[@]/#/--ignore=}" "${postgres_only_tests[@]/#/--deselect=}")
+fi
 
 postgres_pid=""
 postgres_log=var/test-postgres.log
@@ -135,8 +148,7 @@ else
   workers=${AVIA_TEST_WORKERS:-2}
   parallel=()
   if [[ $workers != 0 ]]; then parallel=(-n "$workers" --dist loadgroup); fi
-  setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" \
-    "${postgres_only[@]/#/--ignore=}" &
+  setsid -w python -m pytest "${parallel[@]}" -m "not real_engine" "${sqlite_leaves_out[@]}" &
   sqlite_pid=$!
 fi
 
@@ -194,7 +206,7 @@ if [[ $postgres == 1 ]]; then
     set +e; wait "$postgres_pid"; postgres_status=$?; set -e
     postgres_pid=""
   fi
-  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the browser tests ---"
+  echo "--- on PostgreSQL: the integration, API, permission, query plan and contract tests again, and the tests that run there alone ---"
   cat "$postgres_log"
 fi
 if [[ $# -eq 0 ]]; then
